@@ -1,0 +1,17 @@
+# Installs the library with a package config so that find_package(TernaryCounter) works.
+include(GNUInstallDirs)
+include(CMakePackageConfigHelpers)
+
+install(TARGETS ternarycounter EXPORT TernaryCounterTargets
+        FILE_SET HEADERS DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(EXPORT TernaryCounterTargets NAMESPACE TernaryCounter::
+        DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/TernaryCounter)
+configure_package_config_file(
+  ${CMAKE_CURRENT_LIST_DIR}/TernaryCounterConfig.cmake.in
+  ${CMAKE_CURRENT_BINARY_DIR}/TernaryCounterConfig.cmake
+  INSTALL_DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/TernaryCounter)
+write_basic_package_version_file(${CMAKE_CURRENT_BINARY_DIR}/TernaryCounterConfigVersion.cmake
+                                 COMPATIBILITY SameMinorVersion)
+install(FILES ${CMAKE_CURRENT_BINARY_DIR}/TernaryCounterConfig.cmake
+              ${CMAKE_CURRENT_BINARY_DIR}/TernaryCounterConfigVersion.cmake
+        DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/TernaryCounter)

@@ -1,0 +1,149 @@
+// ternary-counter-conformance [--exec default|serial] [--team-size N] [--rows-per-call R]
+//                             CASE_DIR OUT_DIR
+// Applies one update of a SPEC §5 case on the chosen execution space and writes the results.
+#include "TernaryCounter_ConformanceCase.hpp"
+
+#include <TernaryCounter.hpp>
+
+#include <algorithm>
+#include <cstdlib>
+#include <iostream>
+#include <stdexcept>
+#include <string>
+
+namespace {
+
+using namespace TernaryCounter;
+
+struct Options {
+  std::string exec = "default";
+  int team_size = 0;
+  std::int64_t rows_per_call = 0;  // 0 = all rows in one call
+  std::string case_dir, out_dir;
+};
+
+const char* usage =
+    "usage: ternary-counter-conformance [--exec default|serial] [--team-size N] "
+    "[--rows-per-call R] CASE_DIR OUT_DIR";
+
+std::int64_t positive(const std::string& flag, const std::string& text) {
+  std::size_t used = 0;
+  long long value = 0;
+  try {
+    value = std::stoll(text, &used);
+  } catch (const std::logic_error&) {
+    used = 0;
+  }
+  if (used != text.size() || value < 1) {
+    throw std::invalid_argument(flag + " needs a positive integer, got '" + text + "'");
+  }
+  return value;
+}
+
+Options parse(int argc, char** argv) {
+  Options o;
+  std::vector<std::string> positional;
+  for (int a = 1; a < argc; ++a) {
+    const std::string arg = argv[a];
+    const auto value = [&]() -> std::string {
+      if (a + 1 >= argc) throw std::invalid_argument(arg + " needs a value");
+      return argv[++a];
+    };
+    if (arg == "--exec") {
+      o.exec = value();
+      if (o.exec != "default" && o.exec != "serial") {
+        throw std::invalid_argument("--exec must be default or serial, got '" + o.exec + "'");
+      }
+    } else if (arg == "--team-size") {
+      o.team_size = int(positive(arg, value()));
+    } else if (arg == "--rows-per-call") {
+      o.rows_per_call = positive(arg, value());
+    } else if (arg == "-h" || arg == "--help") {
+      std::cout << usage << "\n";
+      std::exit(0);
+    } else if (!arg.empty() && arg[0] == '-') {
+      throw std::invalid_argument("unknown option '" + arg + "'");
+    } else {
+      positional.push_back(arg);
+    }
+  }
+  if (positional.size() != 2) throw std::invalid_argument("expected CASE_DIR and OUT_DIR");
+  o.case_dir = positional[0];
+  o.out_dir = positional[1];
+  return o;
+}
+
+/// Rows [first, last) of a case applied in one call on `space`; returns skipped rows.
+template <class ExecSpace>
+std::int64_t apply_rows(const ExecSpace& space, const PackedState<typename ExecSpace::memory_space>& state,
+                        const Conformance::Case& c, std::int64_t first, std::int64_t last,
+                        UpdateParams params) {
+  using Mem = typename ExecSpace::memory_space;
+  const std::pair<std::int64_t, std::int64_t> rows(first, last);
+  PackedState<Mem> part;
+  part.C = state.C;
+  part.codes = Kokkos::subview(state.codes, rows, Kokkos::ALL);
+  part.scale = Kokkos::subview(state.scale, rows);
+  part.v = Kokkos::subview(state.v, rows);
+  params.row_offset = first;
+  const std::int64_t n = last - first;
+  if (c.kind == "dense") {
+    Kokkos::View<float**, Kokkos::LayoutRight, Kokkos::HostSpace> g("grad_w", n, c.in);
+    std::copy(c.grad_w.begin() + first * c.in, c.grad_w.begin() + last * c.in, g.data());
+    const auto grad = Kokkos::create_mirror_view_and_copy(Mem{}, g);
+    return update(space, part, grad, params).skipped_rows;
+  }
+  Kokkos::View<float**, Kokkos::LayoutRight, Kokkos::HostSpace> gx("x", c.M, c.in);
+  Kokkos::View<float**, Kokkos::LayoutRight, Kokkos::HostSpace> go("grad_out", c.M, n);
+  std::copy(c.x.begin(), c.x.end(), gx.data());
+  for (std::int64_t m = 0; m < c.M; ++m) {
+    for (std::int64_t o = 0; o < n; ++o) go(m, o) = c.grad_out[m * c.out + first + o];
+  }
+  const auto x = Kokkos::create_mirror_view_and_copy(Mem{}, gx);
+  const auto grad_out = Kokkos::create_mirror_view_and_copy(Mem{}, go);
+  return update_from_io(space, part, x, grad_out, params).skipped_rows;
+}
+
+template <class ExecSpace>
+Conformance::Result run_case(const ExecSpace& space, const Conformance::Case& c,
+                             const Options& o) {
+  UpdateParams params = c.params;
+  params.team_size = o.team_size;
+  const auto state = create_mirror_and_copy(space, c.state());
+  const std::int64_t step = o.rows_per_call > 0 ? o.rows_per_call : std::max<std::int64_t>(1, c.out);
+  std::int64_t skipped = 0;
+  for (std::int64_t first = 0; first < c.out; first += step) {
+    skipped += apply_rows(space, state, c, first, std::min(c.out, first + step), params);
+  }
+  space.fence();
+  return Conformance::result_of(create_mirror_and_copy(Kokkos::DefaultHostExecutionSpace{}, state),
+                                skipped);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options options;
+  try {
+    options = parse(argc, argv);
+  } catch (const std::exception& e) {
+    std::cerr << "ternary-counter-conformance: " << e.what() << "\n" << usage << "\n";
+    return 2;
+  }
+  Kokkos::ScopeGuard kokkos(argc, argv);
+  try {
+    const auto c = Conformance::read_case(options.case_dir);
+    const auto result = options.exec == "serial"
+#ifdef KOKKOS_ENABLE_SERIAL
+                            ? run_case(Kokkos::Serial{}, c, options)
+#else
+                            ? throw std::invalid_argument("this build has no Kokkos::Serial")
+#endif
+                            : run_case(Kokkos::DefaultExecutionSpace{}, c, options);
+    Conformance::write_result(options.out_dir, result);
+  } catch (const std::exception& e) {
+    std::cerr << "ternary-counter-conformance: " << e.what() << "\n";
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,54 @@
+#include "TernaryCounter_Params.hpp"
+
+#include "TernaryCounter_Codes.hpp"
+
+#include <cmath>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+
+namespace TernaryCounter {
+
+namespace {
+
+[[noreturn]] void reject(const char* field, double value, const char* allowed) {
+  std::ostringstream msg;
+  msg << "TernaryCounter::UpdateParams: " << field << " = " << value << " is out of range; "
+      << field << " must be " << allowed;
+  throw std::invalid_argument(msg.str());
+}
+
+}  // namespace
+
+void UpdateParams::validate() const {
+  if (C < min_counter_depth || C > max_counter_depth) reject("C", C, "an integer in [2, 11]");
+  if (!std::isfinite(lr) || lr < 0) reject("lr", lr, "finite and >= 0");
+  if (!std::isfinite(lr_scale) || lr_scale < 0) reject("lr_scale", lr_scale, "finite and >= 0");
+  if (!(rms_beta >= 0 && rms_beta <= 1)) reject("rms_beta", rms_beta, "in [0, 1]");
+  if (!std::isfinite(rms_eps) || !(rms_eps > 0)) reject("rms_eps", rms_eps, "finite and > 0");
+  if (!std::isfinite(clip) || clip < 0) reject("clip", clip, "finite and >= 0 (0 disables it)");
+  if (row_offset < 0) reject("row_offset", double(row_offset), ">= 0");
+  if (team_size < 0) reject("team_size", team_size, ">= 0 (0 lets the backend choose)");
+}
+
+UpdateConstants make_update_constants(const UpdateParams& params, std::int64_t in) {
+  params.validate();
+  UpdateConstants k{};
+  k.lr = float(params.lr);
+  k.lr_scale = float(params.lr_scale);
+  k.beta = float(params.rms_beta);
+  k.one_minus_beta = float(1.0 - params.rms_beta);
+  k.eps = float(params.rms_eps);
+  k.clip = float(params.clip);
+  k.in_f = float(in);
+  k.sqrt_in_f = float(std::sqrt(double(in)));
+  k.C_f = float(params.C);
+  k.C = params.C;
+  k.lagged = params.lagged;
+  k.seed = params.seed;
+  k.in = in;
+  k.row_offset = params.row_offset;
+  return k;
+}
+
+}  // namespace TernaryCounter

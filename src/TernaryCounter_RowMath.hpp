@@ -1,0 +1,121 @@
+// The arithmetic of SPEC §3, written once: every kernel and the host reference call these,
+// so the order of float operations has one source of truth.
+#pragma once
+
+#include "TernaryCounter_Codes.hpp"
+#include "TernaryCounter_Params.hpp"
+
+#include <Kokkos_Core.hpp>
+
+namespace TernaryCounter::RowMath {
+
+// Canonical row-sum geometry (SPEC §3 step 2).
+inline constexpr int sum_block = 256;
+inline constexpr int sum_lanes = 32;
+
+KOKKOS_INLINE_FUNCTION constexpr std::int64_t sum_block_count(std::int64_t in) {
+  return (in + sum_block - 1) / sum_block;
+}
+
+/// Partial sums of one (block, lane) pair: the sequential fma chain over that lane's columns.
+struct LanePartial {
+  float gg = 0.0f;  ///< sum of g*g
+  float gt = 0.0f;  ///< sum of g*t
+};
+
+/// `grad(i)` returns g[i], `ternary(i)` returns t[i] as float.
+template <class GradFn, class TernaryFn>
+KOKKOS_INLINE_FUNCTION LanePartial lane_partial(const GradFn& grad, const TernaryFn& ternary,
+                                                std::int64_t in, std::int64_t block, int lane) {
+  LanePartial p;
+  const std::int64_t end = Kokkos::min(in, (block + 1) * sum_block);
+  for (std::int64_t i = block * sum_block + lane; i < end; i += sum_lanes) {
+    const float g = grad(i);
+    p.gg = Kokkos::fma(g, g, p.gg);
+    p.gt = Kokkos::fma(g, ternary(i), p.gt);
+  }
+  return p;
+}
+
+/// Folds 32 lane partials in place with the fixed tree s = 16, 8, 4, 2, 1; result in p[0].
+KOKKOS_INLINE_FUNCTION LanePartial fold_lanes(LanePartial* p) {
+  for (int s = sum_lanes / 2; s >= 1; s /= 2) {
+    for (int j = 0; j < s; ++j) {
+      p[j].gg = p[j].gg + p[j + s].gg;
+      p[j].gt = p[j].gt + p[j + s].gt;
+    }
+  }
+  return p[0];
+}
+
+/// Adds the next block total in ascending block order (total = block_0, then total + block_k).
+KOKKOS_INLINE_FUNCTION void add_block(LanePartial& total, const LanePartial& block, bool first) {
+  if (first) {
+    total = block;
+  } else {
+    total.gg = total.gg + block.gg;
+    total.gt = total.gt + block.gt;
+  }
+}
+
+/// Per-row quantities of SPEC §3 steps 3-8.
+struct RowScalars {
+  float v_new;
+  float s_new;
+  float ratio;  ///< s_old / s_new
+  float cs;     ///< C / s_new
+  float denom;
+  bool skip;    ///< the row's gradient is not finite: leave the row untouched
+};
+
+KOKKOS_INLINE_FUNCTION bool is_finite(float x) { return Kokkos::isfinite(x); }
+
+KOKKOS_INLINE_FUNCTION float max_f(float a, float b) { return a > b ? a : b; }
+KOKKOS_INLINE_FUNCTION float min_f(float a, float b) { return a < b ? a : b; }
+
+KOKKOS_INLINE_FUNCTION RowScalars row_scalars(const UpdateConstants& k, LanePartial sums,
+                                              float v_old, float s_old) {
+  RowScalars r{};
+  const float g_sq = sums.gg / k.in_f;
+  const float grad_s = sums.gt / k.sqrt_in_f;
+  const float beta_v = k.beta * v_old;
+  const float omb_g = k.one_minus_beta * g_sq;
+  r.v_new = beta_v + omb_g;
+  // A non-finite g[i] makes S_gg (a sum of squares) non-finite, so g_sq covers step 5's g test.
+  r.skip = !(is_finite(g_sq) && is_finite(grad_s) && is_finite(r.v_new));
+  float denom = max_f(Kokkos::sqrt(k.lagged ? v_old : r.v_new), k.eps);
+  if (k.clip > 0.0f) {
+    const float row_norm = Kokkos::sqrt(g_sq * k.in_f) / denom;
+    denom = denom / min_f(k.clip / max_f(row_norm, 1e-30f), 1.0f);
+  }
+  r.denom = denom;
+  const float step = k.lr_scale * grad_s;
+  r.s_new = min_f(max_f(s_old - step, 1e-5f), 10.0f);
+  r.ratio = s_old / r.s_new;
+  r.cs = k.C_f / r.s_new;
+  return r;
+}
+
+/// New code of one weight (SPEC §3 steps 9-10).
+KOKKOS_INLINE_FUNCTION int updated_code(const UpdateConstants& k, const RowScalars& r, int code,
+                                        float g, float u) {
+  const int C = k.C;
+  const int t = decode_ternary(code, C);
+  const int c = decode_counter(code, C);
+  const float scaled = (-k.lr) * (g / r.denom);
+  const float tick = scaled * r.cs;
+  const float carried = float(c) * r.ratio;
+  float val = carried + tick;
+  val = min_f(max_f(val, -3.0f * k.C_f), 3.0f * k.C_f);
+  const float f = Kokkos::floor(val);
+  const int cc = int(f) + (u < val - f ? 1 : 0);
+  const int carry = cc / C;
+  int rem = cc - carry * C;
+  const int nt = t + carry;
+  const int t_new = nt < -1 ? -1 : (nt > 1 ? 1 : nt);
+  if (t_new != nt) rem = (cc > 0 ? 1 : (cc < 0 ? -1 : 0)) * (C - 1);
+  rem = rem < -(C - 1) ? -(C - 1) : (rem > C - 1 ? C - 1 : rem);
+  return encode(t_new, rem, C);
+}
+
+}  // namespace TernaryCounter::RowMath

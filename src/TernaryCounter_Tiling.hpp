@@ -1,0 +1,51 @@
+// Per-backend tile sizes of the kernels: one kernel source, tuned through these traits.
+#pragma once
+
+#include <Kokkos_Core.hpp>
+
+#include <cstddef>
+
+namespace TernaryCounter {
+
+/// Host backends: one thread per team, a tile's accumulators in team scratch (cache resident),
+/// deep k-tiles so the packed operands stream through L1/L2.
+template <class ExecSpace>
+struct Tiling {
+  static constexpr int tile_rows = 64;        ///< output rows of one team's gradient tile
+  static constexpr int tile_cols = 64;        ///< input columns of one team's gradient tile
+  static constexpr int tile_depth = 128;      ///< samples (m) staged per step
+  static constexpr int micro_rows = 4;        ///< rows of one thread's register micro-tile
+  static constexpr int micro_cols = 16;       ///< columns of one thread's register micro-tile
+  static constexpr int row_split = 1;         ///< micro-tile rows come in this many strided parts
+  static constexpr int col_split = 1;         ///< micro-tile columns likewise
+  static constexpr bool register_accumulators = false;  ///< one micro-tile per thread, kept live
+  static constexpr int update_team_size = 1;  ///< threads per row in the row update
+  /// Target size of the gradient-rows workspace of update_from_io.
+  static constexpr std::size_t workspace_bytes = std::size_t(8) << 20;
+};
+
+/// GPUs: 256 threads, each holding an 8x8 register micro-tile of a 128x128 tile; the micro-tile
+/// is split in 4x4 quarters 64 apart so shared-memory reads are 16-byte and conflict-free.
+struct GpuTiling {
+  static constexpr int tile_rows = 128;
+  static constexpr int tile_cols = 128;
+  static constexpr int tile_depth = 8;
+  static constexpr int micro_rows = 8;
+  static constexpr int micro_cols = 8;
+  static constexpr int row_split = 2;
+  static constexpr int col_split = 2;
+  static constexpr bool register_accumulators = true;
+  static constexpr int update_team_size = 256;
+  static constexpr std::size_t workspace_bytes = std::size_t(32) << 20;
+};
+
+#ifdef KOKKOS_ENABLE_CUDA
+template <>
+struct Tiling<Kokkos::Cuda> : GpuTiling {};
+#endif
+#ifdef KOKKOS_ENABLE_HIP
+template <>
+struct Tiling<Kokkos::HIP> : GpuTiling {};
+#endif
+
+}  // namespace TernaryCounter

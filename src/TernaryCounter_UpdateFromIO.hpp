@@ -1,0 +1,53 @@
+// The strict update from IO: the gradient g = grad_out^T x is formed inside the update and never
+// stored as an [out, in] array (SPEC §3, from-IO path).
+#pragma once
+
+#include "TernaryCounter_PackedState.hpp"
+#include "TernaryCounter_Params.hpp"
+
+#include <Kokkos_Core.hpp>
+
+#include <cstdint>
+#include <type_traits>
+
+namespace TernaryCounter {
+
+template <class MemorySpace>
+using InputView = Kokkos::View<const float**, Kokkos::LayoutRight, MemorySpace>;
+
+/// Gradient rows update_from_io works on at once when it allocates its own workspace:
+/// about Tiling<ExecSpace>::workspace_bytes / (4 in) rows, a multiple of the tile rows, at most
+/// `out`. The workspace is rows * in * 4 bytes.
+template <class ExecSpace>
+std::int64_t from_io_workspace_rows(std::int64_t out, std::int64_t in);
+
+/// One update step of every row of `state` from the layer inputs `x` [M, in] and output
+/// gradients `grad_out` [M, out] on `space`, with a workspace of workspace_rows(out, in) rows
+/// allocated for the call. Non-finite rows are skipped and counted. Throws
+/// std::invalid_argument (and changes nothing) on bad params or extents.
+template <class ExecSpace>
+UpdateReport update_from_io(const ExecSpace& space,
+                            const PackedState<typename ExecSpace::memory_space>& state,
+                            const InputView<typename ExecSpace::memory_space>& x,
+                            const InputView<typename ExecSpace::memory_space>& grad_out,
+                            const UpdateParams& params);
+
+/// The same with a caller-owned workspace [rows >= 1, in]: rows are processed in chunks of
+/// workspace.extent(0) (keep it across calls to avoid an allocation per step).
+template <class ExecSpace>
+UpdateReport update_from_io(
+    const ExecSpace& space, const PackedState<typename ExecSpace::memory_space>& state,
+    const InputView<typename ExecSpace::memory_space>& x,
+    const InputView<typename ExecSpace::memory_space>& grad_out, const UpdateParams& params,
+    const Kokkos::View<float**, Kokkos::LayoutRight, typename ExecSpace::memory_space>& workspace);
+
+/// update_from_io on the default execution space of the state's memory space.
+template <class MemorySpace>
+UpdateReport update_from_io(const PackedState<MemorySpace>& state,
+                            const std::type_identity_t<InputView<MemorySpace>>& x,
+                            const std::type_identity_t<InputView<MemorySpace>>& grad_out,
+                            const UpdateParams& params) {
+  return update_from_io(typename MemorySpace::execution_space{}, state, x, grad_out, params);
+}
+
+}  // namespace TernaryCounter

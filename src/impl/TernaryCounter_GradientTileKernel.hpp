@@ -1,0 +1,229 @@
+// The gradient GEMM of update_from_io: rows[r, i] = sum_m grad_out[m, first_row + r] * x[m, i],
+// each element one fma chain over m ascending (SPEC §3 step 1), tiled for reuse.
+//
+// A team owns a tile_rows x tile_cols tile of gradient rows and walks m in steps of tile_depth,
+// staging the grad_out and x slices of each step in team scratch. Each thread owns register
+// micro-tiles. On GPUs (register_accumulators) a thread keeps one micro-tile live over all m
+// and the next slices are prefetched into registers while the current ones are used; on host
+// backends one thread walks all micro-tiles of the tile, accumulating into team scratch.
+#pragma once
+
+#include "TernaryCounter_Tiling.hpp"
+
+#include <Kokkos_Core.hpp>
+
+#include <cstdint>
+
+// Fully unrolled micro-tile loops keep the accumulators in registers.
+#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__) || defined(__clang__)
+#define TERNARYCOUNTER_UNROLL _Pragma("unroll")
+#elif defined(__GNUC__)
+#define TERNARYCOUNTER_UNROLL _Pragma("GCC unroll 16")
+#else
+#define TERNARYCOUNTER_UNROLL
+#endif
+
+namespace TernaryCounter::Impl {
+
+struct alignas(16) Float4 {
+  float v[4];
+};
+
+template <class ExecSpace>
+struct GradientTileKernel {
+  using T = Tiling<ExecSpace>;
+  using memory_space = typename ExecSpace::memory_space;
+  using policy_type = Kokkos::TeamPolicy<ExecSpace>;
+  using member_type = typename policy_type::member_type;
+  using input_view = Kokkos::View<const float**, Kokkos::LayoutRight, memory_space>;
+  using rows_view = Kokkos::View<float**, Kokkos::LayoutRight, memory_space>;
+
+  static constexpr int TR = T::tile_rows, TC = T::tile_cols, D = T::tile_depth;
+  static constexpr int MR = T::micro_rows, MC = T::micro_cols;
+  static constexpr int MR_PART = MR / T::row_split, MC_PART = MC / T::col_split;
+  static constexpr int MICRO_COLS = TC / MC;  ///< micro-tiles across a tile
+  static constexpr int MICRO_TILES = (TR / MR) * MICRO_COLS;
+  static constexpr int team_size = T::register_accumulators ? MICRO_TILES : 1;
+  static constexpr int A_PER_THREAD = D * TR / team_size;
+  static constexpr int B_PER_THREAD = D * TC / team_size;
+
+  static_assert(TR % MR == 0 && TC % MC == 0, "micro-tiles must tile the team tile");
+  static_assert(MR_PART % 4 == 0 && MC_PART % 4 == 0, "micro-tile parts are read as float4");
+  static_assert((D * TR) % team_size == 0 && (D * TC) % team_size == 0,
+                "staging must split evenly over the team");
+
+  input_view x;         ///< [M, in]
+  input_view grad_out;  ///< [M, out]
+  rows_view rows;       ///< [chunk_rows, in] output
+  std::int64_t first_row = 0;  ///< column of grad_out that feeds rows(0, :)
+
+  KOKKOS_INLINE_FUNCTION std::int64_t M() const { return x.extent(0); }
+  KOKKOS_INLINE_FUNCTION std::int64_t in() const { return x.extent(1); }
+  KOKKOS_INLINE_FUNCTION std::int64_t chunk_rows() const { return rows.extent(0); }
+  KOKKOS_INLINE_FUNCTION std::int64_t col_tiles() const { return (in() + TC - 1) / TC; }
+
+  static constexpr std::size_t stage_floats = std::size_t(D) * (TR + TC);
+  static std::size_t scratch_bytes() {
+    const std::size_t stages = T::register_accumulators ? 2 : 1;
+    const std::size_t acc = T::register_accumulators ? 0 : std::size_t(TR) * TC;
+    return sizeof(float) * (stages * stage_floats + acc) + 16;
+  }
+
+  // Position of element e (f) of micro-tile row ty (column tx) inside the team tile.
+  KOKKOS_INLINE_FUNCTION static int row_of(int ty, int e) {
+    return (e / MR_PART) * (TR / T::row_split) + ty * MR_PART + e % MR_PART;
+  }
+  KOKKOS_INLINE_FUNCTION static int col_of(int tx, int f) {
+    return (f / MC_PART) * (TC / T::col_split) + tx * MC_PART + f % MC_PART;
+  }
+
+  // Staged operand q of a step starting at sample m0 (A: grad_out slice, B: x slice), 0 past
+  // the matrix edges in rows/columns (those results are never stored).
+  KOKKOS_INLINE_FUNCTION float a_value(std::int64_t m0, std::int64_t row0, int q) const {
+    const std::int64_t m = m0 + q / TR, r = row0 + q % TR;
+    return (m < M() && r < chunk_rows()) ? grad_out(m, first_row + r) : 0.0f;
+  }
+  KOKKOS_INLINE_FUNCTION float b_value(std::int64_t m0, std::int64_t col0, int q) const {
+    const std::int64_t m = m0 + q / TC, c = col0 + q % TC;
+    return (m < M() && c < in()) ? x(m, c) : 0.0f;
+  }
+
+  /// acc[e][f] = fma(A[kk][row e], B[kk][col f], acc[e][f]) for kk ascending, kk < depth.
+  template <bool FullDepth>
+  KOKKOS_INLINE_FUNCTION static void micro_fma(float (&acc)[MR][MC], const float* As,
+                                               const float* Bs, int ty, int tx, int depth) {
+    const int steps = FullDepth ? D : depth;
+TERNARYCOUNTER_UNROLL
+    for (int kk = 0; kk < steps; ++kk) {
+      float a[MR], b[MC];
+TERNARYCOUNTER_UNROLL
+      for (int e = 0; e < MR; e += 4) {
+        const Float4 q = *reinterpret_cast<const Float4*>(As + kk * TR + row_of(ty, e));
+        for (int j = 0; j < 4; ++j) a[e + j] = q.v[j];
+      }
+TERNARYCOUNTER_UNROLL
+      for (int f = 0; f < MC; f += 4) {
+        const Float4 q = *reinterpret_cast<const Float4*>(Bs + kk * TC + col_of(tx, f));
+        for (int j = 0; j < 4; ++j) b[f + j] = q.v[j];
+      }
+TERNARYCOUNTER_UNROLL
+      for (int e = 0; e < MR; ++e) {
+TERNARYCOUNTER_UNROLL
+        for (int f = 0; f < MC; ++f) acc[e][f] = Kokkos::fma(a[e], b[f], acc[e][f]);
+      }
+    }
+  }
+
+  KOKKOS_INLINE_FUNCTION void store_micro_tile(const float (&acc)[MR][MC], std::int64_t row0,
+                                               std::int64_t col0, int ty, int tx) const {
+    for (int e = 0; e < MR; ++e) {
+      const std::int64_t r = row0 + row_of(ty, e);
+      if (r >= chunk_rows()) continue;
+      for (int f = 0; f < MC; ++f) {
+        const std::int64_t c = col0 + col_of(tx, f);
+        if (c < in()) rows(r, c) = acc[e][f];
+      }
+    }
+  }
+
+  KOKKOS_FUNCTION void operator()(const member_type& team) const {
+    const std::int64_t row0 = (team.league_rank() / col_tiles()) * TR;
+    const std::int64_t col0 = (team.league_rank() % col_tiles()) * TC;
+    auto* scratch = static_cast<float*>(team.team_shmem().get_shmem_aligned(scratch_bytes(), 16));
+    if constexpr (T::register_accumulators) {
+      gpu_tile(team, scratch, row0, col0);
+    } else {
+      host_tile(team, scratch, row0, col0);
+    }
+  }
+
+  // One live micro-tile per thread; the next step's slices go through registers into the
+  // other scratch buffer, so one barrier per step suffices.
+  KOKKOS_INLINE_FUNCTION void gpu_tile(const member_type& team, float* scratch, std::int64_t row0,
+                                       std::int64_t col0) const {
+    const int tid = team.team_rank();
+    const int ty = tid / MICRO_COLS, tx = tid % MICRO_COLS;
+    float acc[MR][MC];
+    for (int e = 0; e < MR; ++e)
+      for (int f = 0; f < MC; ++f) acc[e][f] = 0.0f;
+    float next_a[A_PER_THREAD], next_b[B_PER_THREAD];
+    const auto load = [&](std::int64_t m0) {
+      for (int j = 0; j < A_PER_THREAD; ++j) next_a[j] = a_value(m0, row0, tid + j * team_size);
+      for (int j = 0; j < B_PER_THREAD; ++j) next_b[j] = b_value(m0, col0, tid + j * team_size);
+    };
+    const auto stage = [&](float* buffer) {
+      for (int j = 0; j < A_PER_THREAD; ++j) buffer[tid + j * team_size] = next_a[j];
+      for (int j = 0; j < B_PER_THREAD; ++j) buffer[D * TR + tid + j * team_size] = next_b[j];
+    };
+    const std::int64_t steps = (M() + D - 1) / D;
+    if (steps > 0) {
+      load(0);
+      stage(scratch);
+    }
+    team.team_barrier();
+    for (std::int64_t s = 0; s < steps; ++s) {
+      float* current = scratch + (s % 2) * stage_floats;
+      const bool more = s + 1 < steps;
+      if (more) load((s + 1) * D);
+      if (more || M() % D == 0) {
+        micro_fma<true>(acc, current, current + D * TR, ty, tx, D);
+      } else {
+        micro_fma<false>(acc, current, current + D * TR, ty, tx, int(M() - s * D));
+      }
+      if (more) stage(scratch + ((s + 1) % 2) * stage_floats);
+      team.team_barrier();
+    }
+    store_micro_tile(acc, row0, col0, ty, tx);
+  }
+
+  // Accumulators of the whole tile in scratch; each step is staged once and every micro-tile
+  // is updated from it.
+  KOKKOS_INLINE_FUNCTION void host_tile(const member_type& team, float* scratch,
+                                        std::int64_t row0, std::int64_t col0) const {
+    float* As = scratch;
+    float* Bs = scratch + D * TR;
+    float* tile_acc = scratch + stage_floats;
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, TR * TC),
+                         [&](int q) { tile_acc[q] = 0.0f; });
+    for (std::int64_t m0 = 0; m0 < M(); m0 += D) {
+      const int depth = int(Kokkos::min(std::int64_t(D), M() - m0));
+      team.team_barrier();
+      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, D * TR),
+                           [&](int q) { As[q] = a_value(m0, row0, q); });
+      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, D * TC),
+                           [&](int q) { Bs[q] = b_value(m0, col0, q); });
+      team.team_barrier();
+      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, MICRO_TILES), [&](int t) {
+        const int ty = t / MICRO_COLS, tx = t % MICRO_COLS;
+        float acc[MR][MC];
+        for (int e = 0; e < MR; ++e)
+          for (int f = 0; f < MC; ++f) acc[e][f] = tile_acc[row_of(ty, e) * TC + col_of(tx, f)];
+        if (depth == D) {
+          micro_fma<true>(acc, As, Bs, ty, tx, D);
+        } else {
+          micro_fma<false>(acc, As, Bs, ty, tx, depth);
+        }
+        for (int e = 0; e < MR; ++e)
+          for (int f = 0; f < MC; ++f) tile_acc[row_of(ty, e) * TC + col_of(tx, f)] = acc[e][f];
+      });
+    }
+    team.team_barrier();
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, MICRO_TILES), [&](int t) {
+      const int ty = t / MICRO_COLS, tx = t % MICRO_COLS;
+      float acc[MR][MC];
+      for (int e = 0; e < MR; ++e)
+        for (int f = 0; f < MC; ++f) acc[e][f] = tile_acc[row_of(ty, e) * TC + col_of(tx, f)];
+      store_micro_tile(acc, row0, col0, ty, tx);
+    });
+  }
+
+  void run(const ExecSpace& space) const {
+    const std::int64_t tiles = ((chunk_rows() + TR - 1) / TR) * col_tiles();
+    if (tiles == 0) return;
+    const auto policy =
+        policy_type(space, tiles, team_size).set_scratch_size(0, Kokkos::PerTeam(scratch_bytes()));
+    Kokkos::parallel_for("TernaryCounter::update_from_io::gradient_tiles", policy, *this);
+  }
+};
+
+}  // namespace TernaryCounter::Impl

@@ -1,0 +1,41 @@
+// Argument checks shared by the public calls: each throws std::invalid_argument naming both sizes.
+#pragma once
+
+#include "TernaryCounter_PackedState.hpp"
+#include "TernaryCounter_Params.hpp"
+
+#include <cstdint>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+
+namespace TernaryCounter::Impl {
+
+inline void require_extent(const char* call, const char* what, std::int64_t actual,
+                           const char* expected_what, std::int64_t expected) {
+  if (actual == expected) return;
+  std::ostringstream msg;
+  msg << "TernaryCounter::" << call << ": " << what << " is " << actual << " but "
+      << expected_what << " is " << expected;
+  throw std::invalid_argument(msg.str());
+}
+
+/// The state is well formed and its C matches the params; params are valid.
+template <class MemorySpace>
+void validate_state(const char* call, const PackedState<MemorySpace>& state,
+                    const UpdateParams& params) {
+  params.validate();
+  const std::int64_t bytes = state.codes.extent(1);
+  if (bytes % bytes_per_group != 0) {
+    std::ostringstream msg;
+    msg << "TernaryCounter::" << call << ": the state's codes have " << bytes
+        << " bytes per row, not a multiple of 3, so in = 4*bytes/3 is not a multiple of 4";
+    throw std::invalid_argument(msg.str());
+  }
+  require_extent(call, "state.scale.extent(0)", state.scale.extent(0), "the state's out",
+                 state.out());
+  require_extent(call, "state.v.extent(0)", state.v.extent(0), "the state's out", state.out());
+  require_extent(call, "params.C", params.C, "state.C", state.C);
+}
+
+}  // namespace TernaryCounter::Impl
