@@ -1,0 +1,6 @@
+// The execution space the shared tests run on in ternary-counter-test-Cuda.
+#pragma once
+
+#include <Kokkos_Core.hpp>
+
+#define TEST_EXECSPACE Kokkos::Cuda
