@@ -34,24 +34,29 @@ struct PackedState {
                        in / codes_per_group * bytes_per_group);
     scale = row_view(label + ".scale", out);
     v = row_view(label + ".v", out);
-    const std::uint32_t zero = make_group(encode(0, 0, C), encode(0, 0, C), encode(0, 0, C),
-                                          encode(0, 0, C));
-    std::uint8_t bytes[bytes_per_group];
-    store_group(zero, bytes);
-    auto c = codes;
-    Kokkos::parallel_for(
-        "TernaryCounter::PackedState::init",
-        Kokkos::MDRangePolicy<typename MemorySpace::execution_space, Kokkos::Rank<2>>(
-            {0, 0}, {out, in / codes_per_group}),
-        KOKKOS_LAMBDA(std::int64_t o, std::int64_t g) {
-          for (int b = 0; b < bytes_per_group; ++b) c(o, bytes_per_group * g + b) = bytes[b];
-        });
+    fill_codes(codes, encode(0, 0, C));
     Kokkos::deep_copy(scale, 1.0f);
   }
 
   std::int64_t out() const { return std::int64_t(codes.extent(0)); }
   std::int64_t in() const {
     return std::int64_t(codes.extent(1)) / bytes_per_group * codes_per_group;
+  }
+
+  /// Sets every code of `codes` to `code`.
+  static void fill_codes(const codes_view& codes, int code) {
+    std::uint8_t bytes[bytes_per_group];
+    store_group(make_group(code, code, code, code), bytes);
+    const std::uint8_t b0 = bytes[0], b1 = bytes[1], b2 = bytes[2];
+    Kokkos::parallel_for(
+        "TernaryCounter::PackedState::fill_codes",
+        Kokkos::MDRangePolicy<typename MemorySpace::execution_space, Kokkos::Rank<2>>(
+            {0, 0}, {codes.extent(0), codes.extent(1) / bytes_per_group}),
+        KOKKOS_LAMBDA(std::size_t o, std::size_t g) {
+          codes(o, bytes_per_group * g) = b0;
+          codes(o, bytes_per_group * g + 1) = b1;
+          codes(o, bytes_per_group * g + 2) = b2;
+        });
   }
 
   /// Throws std::invalid_argument for a shape or C the packed format cannot hold.

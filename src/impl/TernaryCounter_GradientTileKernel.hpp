@@ -13,9 +13,10 @@
 #include <Kokkos_Core.hpp>
 
 #include <cstdint>
+#include <type_traits>
 
 // Fully unrolled micro-tile loops keep the accumulators in registers.
-#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__) || defined(__clang__)
+#if defined(__CUDACC__) || defined(__HIPCC__) || defined(__clang__)
 #define TERNARYCOUNTER_UNROLL _Pragma("unroll")
 #elif defined(__GNUC__)
 #define TERNARYCOUNTER_UNROLL _Pragma("GCC unroll 16")
@@ -33,11 +34,6 @@ template <class ExecSpace>
 struct GradientTileKernel {
   using T = Tiling<ExecSpace>;
   using memory_space = typename ExecSpace::memory_space;
-  using policy_type = Kokkos::TeamPolicy<ExecSpace>;
-  using member_type = typename policy_type::member_type;
-  using input_view = Kokkos::View<const float**, Kokkos::LayoutRight, memory_space>;
-  using rows_view = Kokkos::View<float**, Kokkos::LayoutRight, memory_space>;
-
   static constexpr int TR = T::tile_rows, TC = T::tile_cols, D = T::tile_depth;
   static constexpr int MR = T::micro_rows, MC = T::micro_cols;
   static constexpr int MR_PART = MR / T::row_split, MC_PART = MC / T::col_split;
@@ -46,6 +42,14 @@ struct GradientTileKernel {
   static constexpr int team_size = T::register_accumulators ? MICRO_TILES : 1;
   static constexpr int A_PER_THREAD = D * TR / team_size;
   static constexpr int B_PER_THREAD = D * TC / team_size;
+
+  // GPUs: cap registers so that two teams share a multiprocessor.
+  using policy_type = std::conditional_t<T::register_accumulators,
+                                         Kokkos::TeamPolicy<ExecSpace, Kokkos::LaunchBounds<team_size, 2>>,
+                                         Kokkos::TeamPolicy<ExecSpace>>;
+  using member_type = typename policy_type::member_type;
+  using input_view = Kokkos::View<const float**, Kokkos::LayoutRight, memory_space>;
+  using rows_view = Kokkos::View<float**, Kokkos::LayoutRight, memory_space>;
 
   static_assert(TR % MR == 0 && TC % MC == 0, "micro-tiles must tile the team tile");
   static_assert(MR_PART % 4 == 0 && MC_PART % 4 == 0, "micro-tile parts are read as float4");
@@ -63,7 +67,7 @@ struct GradientTileKernel {
   KOKKOS_INLINE_FUNCTION std::int64_t col_tiles() const { return (in() + TC - 1) / TC; }
 
   static constexpr std::size_t stage_floats = std::size_t(D) * (TR + TC);
-  static std::size_t scratch_bytes() {
+  KOKKOS_INLINE_FUNCTION static std::size_t scratch_bytes() {
     const std::size_t stages = T::register_accumulators ? 2 : 1;
     const std::size_t acc = T::register_accumulators ? 0 : std::size_t(TR) * TC;
     return sizeof(float) * (stages * stage_floats + acc) + 16;

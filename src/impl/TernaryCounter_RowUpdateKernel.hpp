@@ -27,7 +27,7 @@ struct RowUpdateKernel {
   UpdateConstants k;       ///< k.row_offset is the global index of row 0 of these views
   int blocks_per_pass = 1;  ///< 256-column blocks whose lane partials are in scratch at once
 
-  static std::size_t scratch_bytes(int blocks_per_pass) {
+  KOKKOS_INLINE_FUNCTION static std::size_t scratch_bytes(int blocks_per_pass) {
     return sizeof(LanePartial) * (std::size_t(blocks_per_pass) * RowMath::sum_lanes + 1);
   }
 

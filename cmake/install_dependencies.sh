@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Installs what building and testing TernaryCounter needs on Debian/Ubuntu (run as root or with
+# sudo available): a C++20 compiler, CMake >= 3.25, GoogleTest and OpenBLAS (the vendor GEMM the
+# CPU performance driver compares with). Kokkos itself is fetched by CMake at configure time.
+set -euo pipefail
+
+packages=(g++ cmake make git libgtest-dev libopenblas-dev)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+echo "install_dependencies: installing ${missing[*]}"
+sudo_cmd=()
+[ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
+export DEBIAN_FRONTEND=noninteractive
+"${sudo_cmd[@]}" apt-get update -qq
+"${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"

@@ -1,0 +1,24 @@
+// A minimal application of TernaryCounter: one update of a 16x32 layer from IO.
+// Built by the two consumer projects beside this file (CI checks both ways of linking).
+#include <TernaryCounter.hpp>
+
+#include <cstdio>
+
+int main(int argc, char** argv) {
+  Kokkos::ScopeGuard kokkos(argc, argv);
+  using Mem = Kokkos::DefaultExecutionSpace::memory_space;
+  const int out = 16, in = 32, M = 8;
+  TernaryCounter::PackedState<Mem> state("layer", out, in, /*C=*/8);
+  Kokkos::View<float**, Kokkos::LayoutRight, Mem> x("x", M, in), grad_out("grad_out", M, out);
+  Kokkos::deep_copy(x, 1.0f);
+  Kokkos::deep_copy(grad_out, 0.5f);
+  TernaryCounter::UpdateParams params;
+  params.C = 8;
+  params.seed = 1;
+  const auto report = TernaryCounter::update_from_io(state, x, grad_out, params);
+  const auto host = TernaryCounter::create_mirror_and_copy(Kokkos::DefaultHostExecutionSpace{}, state);
+  std::printf("skipped=%lld v[0]=%g scale[0]=%g\n", (long long)report.skipped_rows, host.v(0),
+              host.scale(0));
+  // Every row saw the same finite gradient: nothing skipped and the RMS moment moved.
+  return report.skipped_rows == 0 && host.v(0) > 0.0f ? 0 : 1;
+}

@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# One batched GPU session (the device machine bills by the minute): CUDA build, unit tests,
+# conformance at several team sizes and row splits, sanitizers, then the perf driver.
+#   perf_tests/scripts/gpu_session.sh STEPS...   STEPS from: build test conformance sanitize perf ncu
+# Expects .deps/kokkos_5.0.2.orig.tar.gz and .deps/conformance/<cases> (copies of ../shared),
+# writes logs and JSON to $OUT (or ./out).
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+out=${OUT:-out}
+mkdir -p "$out"
+build=build/cuda
+runner=$build/examples/conformance/ternary-counter-conformance
+cases=.deps/conformance
+summary() { echo "$*" | tee -a "$out/summary.txt"; }
+
+for step in "$@"; do
+  case $step in
+  build)
+    cmake --preset cuda -G Ninja -DTernaryCounter_KOKKOS_TARBALL="$PWD/.deps/kokkos_5.0.2.orig.tar.gz" \
+      -DTernaryCounter_SHARED_CONFORMANCE_DIR="$PWD/$cases" >"$out/configure.log" 2>&1 || { tail -30 "$out/configure.log"; exit 1; }
+    cmake --build $build >"$out/build.log" 2>&1 || { grep -E "error" "$out/build.log" | head -30; exit 1; }
+    summary "build: ok"
+    ;;
+  test)
+    (cd $build && ctest --output-on-failure) >"$out/ctest.log" 2>&1
+    summary "ctest: $(grep -E 'tests passed|tests failed' "$out/ctest.log")"
+    grep -E "FAILED|SKIPPED" "$out/ctest.log" | head -20
+    ;;
+  conformance)
+    bad=0; runs=0
+    for d in "$cases"/*/; do
+      n=$(basename "$d")
+      for args in "" "--team-size 32" "--team-size 128" "--team-size 1024" "--rows-per-call 7" \
+                  "--team-size 64 --rows-per-call 1" "--exec serial"; do
+        o=/tmp/conf/$n; rm -rf "$o"; runs=$((runs + 1))
+        if ! $runner $args "$d" "$o" 2>"$out/runner_err.txt"; then bad=$((bad + 1)); summary "FAIL run $n $args: $(cat "$out/runner_err.txt")"; continue; fi
+        for f in codes_out.u8 scale_out.f32 v_out.f32; do
+          cmp -s "$o/$f" "$d/spec_$f" || { bad=$((bad + 1)); summary "MISMATCH $n $args $f"; }
+        done
+        [ "$(cat "$o/skipped.txt")" = "$(cat "$d/spec_skipped.txt")" ] || { bad=$((bad + 1)); summary "MISMATCH $n $args skipped"; }
+      done
+    done
+    summary "conformance: $runs runs, $bad mismatches"
+    ;;
+  sanitize)
+    for tool in memcheck racecheck; do
+      compute-sanitizer --tool $tool --error-exitcode 99 $build/unit_tests/ternary-counter-test-Cuda \
+        --gtest_filter="${SANITIZE_FILTER:-*}" >"$out/sanitizer_$tool.log" 2>&1
+      summary "compute-sanitizer $tool: rc=$? $(grep -E 'ERROR SUMMARY' "$out/sanitizer_$tool.log" | tail -1)"
+    done
+    ;;
+  perf)
+    $build/perf_tests/ternary-counter-perf --json "$out/perf_cuda.json" ${PERF_ARGS:-} 2>&1 | tee "$out/perf.log" | tail -25
+    ;;
+  ncu)
+    ncu --clock-control none --kernel-name regex:gradient_tiles --launch-count 1 --launch-skip 2 \
+      --section SpeedOfLight --section Occupancy --section LaunchStats \
+      $build/perf_tests/ternary-counter-perf --shape 4096x4096x4096 --repeat 5 >"$out/ncu.log" 2>&1
+    grep -E "Duration|Throughput|Registers|Achieved Occupancy|Theoretical Occupancy|Block Limit" "$out/ncu.log" | head -30
+    ;;
+  *) echo "unknown step $step"; exit 2 ;;
+  esac
+done
