@@ -15,10 +15,14 @@ inline constexpr int codes_per_group = 4;
 inline constexpr int bytes_per_group = 3;
 
 /// Number of counter levels per ternary value: lv = 2C - 1.
-KOKKOS_INLINE_FUNCTION constexpr int counter_levels(int C) { return 2 * C - 1; }
+KOKKOS_INLINE_FUNCTION constexpr int counter_levels(int C) {
+  return 2 * C - 1;
+}
 
 /// Number of valid codes, [0, 3 * lv).
-KOKKOS_INLINE_FUNCTION constexpr int code_count(int C) { return 3 * counter_levels(C); }
+KOKKOS_INLINE_FUNCTION constexpr int code_count(int C) {
+  return 3 * counter_levels(C);
+}
 
 KOKKOS_INLINE_FUNCTION constexpr int encode(int ternary, int counter, int C) {
   return (ternary + 1) * counter_levels(C) + counter + (C - 1);

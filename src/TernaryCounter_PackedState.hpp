@@ -63,8 +63,7 @@ struct PackedState {
   static void check_shape(std::int64_t out, std::int64_t in, int counter_depth) {
     std::ostringstream msg;
     if (out < 0 || in < 0) {
-      msg << "TernaryCounter::PackedState: out = " << out << " and in = " << in
-          << " must be >= 0";
+      msg << "TernaryCounter::PackedState: out = " << out << " and in = " << in << " must be >= 0";
     } else if (in % codes_per_group != 0) {
       msg << "TernaryCounter::PackedState: in = " << in
           << " must be a multiple of 4 (4 codes pack into 3 bytes)";
@@ -84,9 +83,9 @@ PackedState<typename Space::memory_space> create_mirror_and_copy(const Space&,
   using Dst = PackedState<typename Space::memory_space>;
   Dst dst;
   dst.C = src.C;
-  dst.codes = typename Dst::codes_view(
-      Kokkos::view_alloc(src.codes.label(), Kokkos::WithoutInitializing), src.codes.extent(0),
-      src.codes.extent(1));
+  dst.codes =
+      typename Dst::codes_view(Kokkos::view_alloc(src.codes.label(), Kokkos::WithoutInitializing),
+                               src.codes.extent(0), src.codes.extent(1));
   dst.scale = typename Dst::row_view(
       Kokkos::view_alloc(src.scale.label(), Kokkos::WithoutInitializing), src.scale.extent(0));
   dst.v = typename Dst::row_view(Kokkos::view_alloc(src.v.label(), Kokkos::WithoutInitializing),
@@ -129,8 +128,8 @@ inline PackedState<Kokkos::HostSpace> pack_state(
     for (std::int64_t i = 0; i < in; ++i) {
       if (codes(o, i) >= code_count(C)) {
         std::ostringstream msg;
-        msg << "TernaryCounter::pack_state: code " << int(codes(o, i)) << " at (" << o << ", "
-            << i << ") is not below 3*(2C-1) = " << code_count(C) << " for C = " << C;
+        msg << "TernaryCounter::pack_state: code " << int(codes(o, i)) << " at (" << o << ", " << i
+            << ") is not below 3*(2C-1) = " << code_count(C) << " for C = " << C;
         throw std::invalid_argument(msg.str());
       }
     }
@@ -169,7 +168,7 @@ inline PackedState<Kokkos::HostSpace> pack_ternary_state(
     Kokkos::View<const float*, Kokkos::HostSpace> v, int C) {
   PackedState<Kokkos::HostSpace>::check_shape(ternary.extent(0), ternary.extent(1), C);
   Kokkos::View<std::uint8_t**, Kokkos::HostSpace> codes("TernaryCounter::ternary_codes",
-                                                         ternary.extent(0), ternary.extent(1));
+                                                        ternary.extent(0), ternary.extent(1));
   for (std::size_t o = 0; o < ternary.extent(0); ++o) {
     for (std::size_t i = 0; i < ternary.extent(1); ++i) {
       const int t = ternary(o, i);

@@ -7,17 +7,17 @@ namespace TernaryCounter {
 
 /// Hyper-parameters of one counter update. Defaults are the reference package's.
 struct UpdateParams {
-  int C = 8;                   ///< counter depth, in [2, 11]; must equal the state's C
-  double lr = 0.05;            ///< counter learning rate, finite and >= 0
-  double lr_scale = 2e-4;      ///< row-scale learning rate, finite and >= 0
-  double rms_beta = 0.9;       ///< RMS moment decay, in [0, 1]
-  double rms_eps = 1e-3;       ///< denominator floor, finite and > 0
-  double clip = 0.0;           ///< row-norm clip (0 = off), finite and >= 0
-  std::uint32_t seed = 0;      ///< rounding seed of this step
-  bool lagged = false;         ///< use the previous RMS moment in the denominator
-  std::int64_t row_offset = 0; ///< global index of the state's first row (sharded layers), >= 0
-  int team_size = 0;           ///< threads per row in the row update, 0 = the backend's choice;
-                               ///< a launch setting only: results are the same for every value
+  int C = 8;                    ///< counter depth, in [2, 11]; must equal the state's C
+  double lr = 0.05;             ///< counter learning rate, finite and >= 0
+  double lr_scale = 2e-4;       ///< row-scale learning rate, finite and >= 0
+  double rms_beta = 0.9;        ///< RMS moment decay, in [0, 1]
+  double rms_eps = 1e-3;        ///< denominator floor, finite and > 0
+  double clip = 0.0;            ///< row-norm clip (0 = off), finite and >= 0
+  std::uint32_t seed = 0;       ///< rounding seed of this step
+  bool lagged = false;          ///< use the previous RMS moment in the denominator
+  std::int64_t row_offset = 0;  ///< global index of the state's first row (sharded layers), >= 0
+  int team_size = 0;            ///< threads per row in the row update, 0 = the backend's choice;
+                                ///< a launch setting only: results are the same for every value
 
   /// Throws std::invalid_argument naming the first bad field and its allowed range.
   void validate() const;

@@ -39,8 +39,8 @@ inline RowMath::LanePartial canonical_row_sums(const float* g, const float* t, s
 }
 
 /// Updates row `o` of a host state from its gradient g[in]; returns true if it was skipped.
-inline bool update_row(const PackedState<Kokkos::HostSpace>& state, std::int64_t o,
-                       const float* g, const UpdateConstants& k) {
+inline bool update_row(const PackedState<Kokkos::HostSpace>& state, std::int64_t o, const float* g,
+                       const UpdateConstants& k) {
   const std::int64_t in = state.in();
   std::vector<int> codes(in);
   std::vector<float> t(in);
@@ -57,9 +57,9 @@ inline bool update_row(const PackedState<Kokkos::HostSpace>& state, std::int64_t
     codes[i] = RowMath::updated_code(k, r, codes[i], g[i], u);
   }
   for (std::int64_t grp = 0; grp < in / 4; ++grp) {
-    store_group(make_group(codes[4 * grp], codes[4 * grp + 1], codes[4 * grp + 2],
-                           codes[4 * grp + 3]),
-                &state.codes(o, 3 * grp));
+    store_group(
+        make_group(codes[4 * grp], codes[4 * grp + 1], codes[4 * grp + 2], codes[4 * grp + 3]),
+        &state.codes(o, 3 * grp));
   }
   state.v(o) = r.v_new;
   state.scale(o) = r.s_new;
@@ -88,7 +88,8 @@ inline UpdateReport update_from_io(const PackedState<Kokkos::HostSpace>& state, 
   for (std::int64_t o = 0; o < out; ++o) {
     for (std::int64_t i = 0; i < in; ++i) {
       float acc = 0.0f;
-      for (std::int64_t m = 0; m < M; ++m) acc = std::fma(grad_out[m * out + o], x[m * in + i], acc);
+      for (std::int64_t m = 0; m < M; ++m)
+        acc = std::fma(grad_out[m * out + o], x[m * in + i], acc);
       g[i] = acc;
     }
     report.skipped_rows += update_row(state, o, g.data(), k);

@@ -65,13 +65,19 @@ struct RowScalars {
   float ratio;  ///< s_old / s_new
   float cs;     ///< C / s_new
   float denom;
-  bool skip;    ///< the row's gradient is not finite: leave the row untouched
+  bool skip;  ///< the row's gradient is not finite: leave the row untouched
 };
 
-KOKKOS_INLINE_FUNCTION bool is_finite(float x) { return Kokkos::isfinite(x); }
+KOKKOS_INLINE_FUNCTION bool is_finite(float x) {
+  return Kokkos::isfinite(x);
+}
 
-KOKKOS_INLINE_FUNCTION float max_f(float a, float b) { return a > b ? a : b; }
-KOKKOS_INLINE_FUNCTION float min_f(float a, float b) { return a < b ? a : b; }
+KOKKOS_INLINE_FUNCTION float max_f(float a, float b) {
+  return a > b ? a : b;
+}
+KOKKOS_INLINE_FUNCTION float min_f(float a, float b) {
+  return a < b ? a : b;
+}
 
 KOKKOS_INLINE_FUNCTION RowScalars row_scalars(const UpdateConstants& k, LanePartial sums,
                                               float v_old, float s_old) {

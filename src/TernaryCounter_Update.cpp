@@ -9,10 +9,11 @@
 namespace TernaryCounter {
 
 template <class ExecSpace>
-UpdateReport update(
-    const ExecSpace& space, const PackedState<typename ExecSpace::memory_space>& state,
-    const Kokkos::View<const float**, Kokkos::LayoutRight, typename ExecSpace::memory_space>& grad_w,
-    const UpdateParams& params) {
+UpdateReport update(const ExecSpace& space,
+                    const PackedState<typename ExecSpace::memory_space>& state,
+                    const Kokkos::View<const float**, Kokkos::LayoutRight,
+                                       typename ExecSpace::memory_space>& grad_w,
+                    const UpdateParams& params) {
   Kokkos::Profiling::ScopedRegion region("TernaryCounter::update");
   Impl::validate_state("update", state, params);
   Impl::require_extent("update", "grad_w.extent(0)", grad_w.extent(0), "the state's out",
@@ -24,10 +25,10 @@ UpdateReport update(
   return UpdateReport{kernel.run(space, params.team_size)};
 }
 
-#define TERNARYCOUNTER_INSTANTIATE_UPDATE(SPACE)                                               \
-  template UpdateReport update<SPACE>(                                                         \
-      const SPACE&, const PackedState<SPACE::memory_space>&,                                   \
-      const Kokkos::View<const float**, Kokkos::LayoutRight, SPACE::memory_space>&,            \
+#define TERNARYCOUNTER_INSTANTIATE_UPDATE(SPACE)                                    \
+  template UpdateReport update<SPACE>(                                              \
+      const SPACE&, const PackedState<SPACE::memory_space>&,                        \
+      const Kokkos::View<const float**, Kokkos::LayoutRight, SPACE::memory_space>&, \
       const UpdateParams&);
 
 TERNARYCOUNTER_FOR_EACH_EXECUTION_SPACE(TERNARYCOUNTER_INSTANTIATE_UPDATE)

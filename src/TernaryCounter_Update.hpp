@@ -14,16 +14,18 @@ namespace TernaryCounter {
 /// Rows whose gradient is not finite are left untouched and counted in the report.
 /// Throws std::invalid_argument (and changes nothing) on bad params or extents.
 template <class ExecSpace>
-UpdateReport update(
-    const ExecSpace& space, const PackedState<typename ExecSpace::memory_space>& state,
-    const Kokkos::View<const float**, Kokkos::LayoutRight, typename ExecSpace::memory_space>& grad_w,
-    const UpdateParams& params);
+UpdateReport update(const ExecSpace& space,
+                    const PackedState<typename ExecSpace::memory_space>& state,
+                    const Kokkos::View<const float**, Kokkos::LayoutRight,
+                                       typename ExecSpace::memory_space>& grad_w,
+                    const UpdateParams& params);
 
 /// The same on the default execution space of the state's memory space.
 template <class MemorySpace>
 UpdateReport update(
     const PackedState<MemorySpace>& state,
-    const std::type_identity_t<Kokkos::View<const float**, Kokkos::LayoutRight, MemorySpace>>& grad_w,
+    const std::type_identity_t<Kokkos::View<const float**, Kokkos::LayoutRight, MemorySpace>>&
+        grad_w,
     const UpdateParams& params) {
   return update(typename MemorySpace::execution_space{}, state, grad_w, params);
 }

@@ -19,8 +19,7 @@ void validate_io(const PackedState<typename ExecSpace::memory_space>& state,
                  const InputView<typename ExecSpace::memory_space>& grad_out,
                  const UpdateParams& params) {
   Impl::validate_state("update_from_io", state, params);
-  Impl::require_extent("update_from_io", "x.extent(1)", x.extent(1), "the state's in",
-                       state.in());
+  Impl::require_extent("update_from_io", "x.extent(1)", x.extent(1), "the state's in", state.in());
   Impl::require_extent("update_from_io", "grad_out.extent(1)", grad_out.extent(1),
                        "the state's out", state.out());
   Impl::require_extent("update_from_io", "grad_out.extent(0) (M)", grad_out.extent(0),
@@ -58,15 +57,14 @@ UpdateReport update_from_io(
   UpdateReport report;
   for (std::int64_t first = 0; first < out; first += chunk) {
     const std::pair<std::int64_t, std::int64_t> rows(first, std::min(out, first + chunk));
-    const auto gradient = Kokkos::subview(workspace, std::pair<std::int64_t, std::int64_t>(
-                                                         0, rows.second - rows.first),
-                                          Kokkos::ALL);
+    const auto gradient = Kokkos::subview(
+        workspace, std::pair<std::int64_t, std::int64_t>(0, rows.second - rows.first), Kokkos::ALL);
     Impl::GradientTileKernel<ExecSpace>{x, grad_out, gradient, first}.run(space);
     UpdateConstants chunk_k = k;
     chunk_k.row_offset = k.row_offset + first;
-    Impl::RowUpdateKernel<ExecSpace> row_update{
-        Kokkos::subview(state.codes, rows, Kokkos::ALL), Kokkos::subview(state.scale, rows),
-        Kokkos::subview(state.v, rows), gradient, chunk_k};
+    Impl::RowUpdateKernel<ExecSpace> row_update{Kokkos::subview(state.codes, rows, Kokkos::ALL),
+                                                Kokkos::subview(state.scale, rows),
+                                                Kokkos::subview(state.v, rows), gradient, chunk_k};
     report.skipped_rows += row_update.run(space, params.team_size);
   }
   return report;
@@ -86,16 +84,16 @@ UpdateReport update_from_io(const ExecSpace& space,
   return update_from_io(space, state, x, grad_out, params, workspace);
 }
 
-#define TERNARYCOUNTER_INSTANTIATE_UPDATE_FROM_IO(SPACE)                                       \
-  template std::int64_t from_io_workspace_rows<SPACE>(std::int64_t, std::int64_t);             \
-  template UpdateReport update_from_io<SPACE>(                                                 \
-      const SPACE&, const PackedState<SPACE::memory_space>&,                                   \
-      const InputView<SPACE::memory_space>&, const InputView<SPACE::memory_space>&,            \
-      const UpdateParams&);                                                                    \
-  template UpdateReport update_from_io<SPACE>(                                                 \
-      const SPACE&, const PackedState<SPACE::memory_space>&,                                   \
-      const InputView<SPACE::memory_space>&, const InputView<SPACE::memory_space>&,            \
-      const UpdateParams&,                                                                     \
+#define TERNARYCOUNTER_INSTANTIATE_UPDATE_FROM_IO(SPACE)                            \
+  template std::int64_t from_io_workspace_rows<SPACE>(std::int64_t, std::int64_t);  \
+  template UpdateReport update_from_io<SPACE>(                                      \
+      const SPACE&, const PackedState<SPACE::memory_space>&,                        \
+      const InputView<SPACE::memory_space>&, const InputView<SPACE::memory_space>&, \
+      const UpdateParams&);                                                         \
+  template UpdateReport update_from_io<SPACE>(                                      \
+      const SPACE&, const PackedState<SPACE::memory_space>&,                        \
+      const InputView<SPACE::memory_space>&, const InputView<SPACE::memory_space>&, \
+      const UpdateParams&,                                                          \
       const Kokkos::View<float**, Kokkos::LayoutRight, SPACE::memory_space>&);
 
 TERNARYCOUNTER_FOR_EACH_EXECUTION_SPACE(TERNARYCOUNTER_INSTANTIATE_UPDATE_FROM_IO)

@@ -30,7 +30,7 @@
 #endif
 
 /// Expands MACRO(space) once per enabled execution space.
-#define TERNARYCOUNTER_FOR_EACH_EXECUTION_SPACE(MACRO)                              \
-  TERNARYCOUNTER_IF_SERIAL(MACRO) TERNARYCOUNTER_IF_OPENMP(MACRO)                   \
-  TERNARYCOUNTER_IF_THREADS(MACRO) TERNARYCOUNTER_IF_CUDA(MACRO)                    \
-  TERNARYCOUNTER_IF_HIP(MACRO)
+#define TERNARYCOUNTER_FOR_EACH_EXECUTION_SPACE(MACRO)                                           \
+  TERNARYCOUNTER_IF_SERIAL(MACRO)                                                                \
+  TERNARYCOUNTER_IF_OPENMP(MACRO) TERNARYCOUNTER_IF_THREADS(MACRO) TERNARYCOUNTER_IF_CUDA(MACRO) \
+      TERNARYCOUNTER_IF_HIP(MACRO)

@@ -44,9 +44,10 @@ struct GradientTileKernel {
   static constexpr int B_PER_THREAD = D * TC / team_size;
 
   // GPUs: cap registers so that two teams share a multiprocessor.
-  using policy_type = std::conditional_t<T::register_accumulators,
-                                         Kokkos::TeamPolicy<ExecSpace, Kokkos::LaunchBounds<team_size, 2>>,
-                                         Kokkos::TeamPolicy<ExecSpace>>;
+  using policy_type =
+      std::conditional_t<T::register_accumulators,
+                         Kokkos::TeamPolicy<ExecSpace, Kokkos::LaunchBounds<team_size, 2>>,
+                         Kokkos::TeamPolicy<ExecSpace>>;
   using member_type = typename policy_type::member_type;
   using input_view = Kokkos::View<const float**, Kokkos::LayoutRight, memory_space>;
   using rows_view = Kokkos::View<float**, Kokkos::LayoutRight, memory_space>;
@@ -56,9 +57,9 @@ struct GradientTileKernel {
   static_assert((D * TR) % team_size == 0 && (D * TC) % team_size == 0,
                 "staging must split evenly over the team");
 
-  input_view x;         ///< [M, in]
-  input_view grad_out;  ///< [M, out]
-  rows_view rows;       ///< [chunk_rows, in] output
+  input_view x;                ///< [M, in]
+  input_view grad_out;         ///< [M, out]
+  rows_view rows;              ///< [chunk_rows, in] output
   std::int64_t first_row = 0;  ///< column of grad_out that feeds rows(0, :)
 
   KOKKOS_INLINE_FUNCTION std::int64_t M() const { return x.extent(0); }
@@ -97,22 +98,24 @@ struct GradientTileKernel {
   KOKKOS_INLINE_FUNCTION static void micro_fma(float (&acc)[MR][MC], const float* As,
                                                const float* Bs, int ty, int tx, int depth) {
     const int steps = FullDepth ? D : depth;
-TERNARYCOUNTER_UNROLL
+    TERNARYCOUNTER_UNROLL
     for (int kk = 0; kk < steps; ++kk) {
       float a[MR], b[MC];
-TERNARYCOUNTER_UNROLL
+      TERNARYCOUNTER_UNROLL
       for (int e = 0; e < MR; e += 4) {
         const Float4 q = *reinterpret_cast<const Float4*>(As + kk * TR + row_of(ty, e));
+        TERNARYCOUNTER_UNROLL
         for (int j = 0; j < 4; ++j) a[e + j] = q.v[j];
       }
-TERNARYCOUNTER_UNROLL
+      TERNARYCOUNTER_UNROLL
       for (int f = 0; f < MC; f += 4) {
         const Float4 q = *reinterpret_cast<const Float4*>(Bs + kk * TC + col_of(tx, f));
+        TERNARYCOUNTER_UNROLL
         for (int j = 0; j < 4; ++j) b[f + j] = q.v[j];
       }
-TERNARYCOUNTER_UNROLL
+      TERNARYCOUNTER_UNROLL
       for (int e = 0; e < MR; ++e) {
-TERNARYCOUNTER_UNROLL
+        TERNARYCOUNTER_UNROLL
         for (int f = 0; f < MC; ++f) acc[e][f] = Kokkos::fma(a[e], b[f], acc[e][f]);
       }
     }
@@ -120,9 +123,11 @@ TERNARYCOUNTER_UNROLL
 
   KOKKOS_INLINE_FUNCTION void store_micro_tile(const float (&acc)[MR][MC], std::int64_t row0,
                                                std::int64_t col0, int ty, int tx) const {
+    TERNARYCOUNTER_UNROLL
     for (int e = 0; e < MR; ++e) {
       const std::int64_t r = row0 + row_of(ty, e);
       if (r >= chunk_rows()) continue;
+      TERNARYCOUNTER_UNROLL
       for (int f = 0; f < MC; ++f) {
         const std::int64_t c = col0 + col_of(tx, f);
         if (c < in()) rows(r, c) = acc[e][f];
@@ -148,15 +153,22 @@ TERNARYCOUNTER_UNROLL
     const int tid = team.team_rank();
     const int ty = tid / MICRO_COLS, tx = tid % MICRO_COLS;
     float acc[MR][MC];
-    for (int e = 0; e < MR; ++e)
+    TERNARYCOUNTER_UNROLL
+    for (int e = 0; e < MR; ++e) {
+      TERNARYCOUNTER_UNROLL
       for (int f = 0; f < MC; ++f) acc[e][f] = 0.0f;
+    }
     float next_a[A_PER_THREAD], next_b[B_PER_THREAD];
     const auto load = [&](std::int64_t m0) {
+      TERNARYCOUNTER_UNROLL
       for (int j = 0; j < A_PER_THREAD; ++j) next_a[j] = a_value(m0, row0, tid + j * team_size);
+      TERNARYCOUNTER_UNROLL
       for (int j = 0; j < B_PER_THREAD; ++j) next_b[j] = b_value(m0, col0, tid + j * team_size);
     };
     const auto stage = [&](float* buffer) {
+      TERNARYCOUNTER_UNROLL
       for (int j = 0; j < A_PER_THREAD; ++j) buffer[tid + j * team_size] = next_a[j];
+      TERNARYCOUNTER_UNROLL
       for (int j = 0; j < B_PER_THREAD; ++j) buffer[D * TR + tid + j * team_size] = next_b[j];
     };
     const std::int64_t steps = (M() + D - 1) / D;
@@ -182,8 +194,8 @@ TERNARYCOUNTER_UNROLL
 
   // Accumulators of the whole tile in scratch; each step is staged once and every micro-tile
   // is updated from it.
-  KOKKOS_INLINE_FUNCTION void host_tile(const member_type& team, float* scratch,
-                                        std::int64_t row0, std::int64_t col0) const {
+  KOKKOS_INLINE_FUNCTION void host_tile(const member_type& team, float* scratch, std::int64_t row0,
+                                        std::int64_t col0) const {
     float* As = scratch;
     float* Bs = scratch + D * TR;
     float* tile_acc = scratch + stage_floats;

@@ -24,7 +24,7 @@ struct RowUpdateKernel {
   Kokkos::View<float*, memory_space> scale;
   Kokkos::View<float*, memory_space> v;
   Kokkos::View<const float**, Kokkos::LayoutRight, memory_space> grad;
-  UpdateConstants k;       ///< k.row_offset is the global index of row 0 of these views
+  UpdateConstants k;        ///< k.row_offset is the global index of row 0 of these views
   int blocks_per_pass = 1;  ///< 256-column blocks whose lane partials are in scratch at once
 
   KOKKOS_INLINE_FUNCTION static std::size_t scratch_bytes(int blocks_per_pass) {
@@ -39,8 +39,8 @@ struct RowUpdateKernel {
   KOKKOS_FUNCTION void operator()(const member_type& team, std::int64_t& skipped) const {
     const std::int64_t row = team.league_rank();
     const std::int64_t in = k.in;
-    auto* partial = static_cast<LanePartial*>(
-        team.team_shmem().get_shmem(scratch_bytes(blocks_per_pass)));
+    auto* partial =
+        static_cast<LanePartial*>(team.team_shmem().get_shmem(scratch_bytes(blocks_per_pass)));
     LanePartial* total = partial + blocks_per_pass * RowMath::sum_lanes;
 
     // Step 2: lane partials in parallel, then the fixed fold and the ascending block sum.
@@ -56,9 +56,8 @@ struct RowUpdateKernel {
                                            q % RowMath::sum_lanes);
       });
       team.team_barrier();
-      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, count), [&](int b) {
-        RowMath::fold_lanes(partial + b * RowMath::sum_lanes);
-      });
+      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, count),
+                           [&](int b) { RowMath::fold_lanes(partial + b * RowMath::sum_lanes); });
       team.team_barrier();
       Kokkos::single(Kokkos::PerTeam(team), [&]() {
         for (int b = 0; b < count; ++b) {

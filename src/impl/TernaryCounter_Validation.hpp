@@ -15,8 +15,8 @@ inline void require_extent(const char* call, const char* what, std::int64_t actu
                            const char* expected_what, std::int64_t expected) {
   if (actual == expected) return;
   std::ostringstream msg;
-  msg << "TernaryCounter::" << call << ": " << what << " is " << actual << " but "
-      << expected_what << " is " << expected;
+  msg << "TernaryCounter::" << call << ": " << what << " is " << actual << " but " << expected_what
+      << " is " << expected;
   throw std::invalid_argument(msg.str());
 }
 
