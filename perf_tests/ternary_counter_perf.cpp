@@ -1,0 +1,413 @@
+// ternary-counter-perf [--shape OUTxINxM]... [--repeat N] [--json FILE]
+// Times, per shape and in one run: update_from_io (the strict path, with a caller-owned
+// workspace), the vendor path (vendor SGEMM forming grad_w, then our dense update) and the dense
+// update alone; and the device copy bandwidth that the dense update is judged against. Absolute
+// times on a shared machine mean little, so every ratio comes from the same run.
+#include "PerfInputs.hpp"
+#include "PerfJson.hpp"
+#include "PerfTiming.hpp"
+#include "TernaryCounterPerf_GitRevision.hpp"
+#include "VendorGemm.hpp"
+#include "VendorGemm_SelfCheck.hpp"
+
+#include <TernaryCounter.hpp>
+
+#include <charconv>
+#include <cstdint>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace {
+
+using namespace TernaryCounter;
+using namespace TernaryCounter::Perf;
+
+const char* const usage =
+    "usage: ternary-counter-perf [--shape OUTxINxM]... [--repeat N] [--json FILE] [--help]\n"
+    "  --shape OUTxINxM  a layer of OUT x IN weights updated from M samples (repeatable;\n"
+    "                    IN a multiple of 4). Default: 1024x1024x8192 2048x2048x4096\n"
+    "                    4096x4096x4096 4096x4096x16384 11008x4096x4096 4096x11008x4096 on a\n"
+    "                    GPU, 1024x1024x4096 512x2048x2048 on a host backend\n"
+    "  --repeat N        timed repeats per measurement, N >= 5 (default 7); the median counts\n"
+    "  --json FILE       also write the results as JSON to FILE\n"
+    "  --kokkos-...      Kokkos options (e.g. --kokkos-num-threads=2) pass through to Kokkos\n";
+
+constexpr bool on_gpu = !Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemSpace>::accessible;
+constexpr std::int64_t max_dimension = std::int64_t(1) << 30;
+
+struct UsageError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+struct Shape {
+  std::int64_t out, in, m;
+};
+
+struct Options {
+  std::vector<Shape> shapes;
+  int repeat = 7;
+  std::string json;
+  bool help = false;
+};
+
+std::int64_t parse_positive(const std::string& text, const std::string& what) {
+  std::int64_t value = 0;
+  const char* end = text.data() + text.size();
+  const auto [ptr, ec] = std::from_chars(text.data(), end, value);
+  if (ec != std::errc() || ptr != end || value <= 0) {
+    throw UsageError(what + " must be a positive integer, got '" + text + "'");
+  }
+  return value;
+}
+
+Shape parse_shape(const std::string& text) {
+  std::vector<std::string> parts(1);
+  for (const char c : text) {
+    if (c == 'x' || c == 'X') {
+      parts.emplace_back();
+    } else {
+      parts.back() += c;
+    }
+  }
+  if (parts.size() != 3) {
+    throw UsageError("--shape expects OUTxINxM (e.g. 1024x1024x4096), got '" + text + "'");
+  }
+  const Shape shape{parse_positive(parts[0], "--shape " + text + ": OUT"),
+                    parse_positive(parts[1], "--shape " + text + ": IN"),
+                    parse_positive(parts[2], "--shape " + text + ": M")};
+  if (shape.in % 4 != 0) {
+    throw UsageError("--shape " + text + ": IN = " + parts[1] +
+                     " must be a multiple of 4 (4 codes pack into 3 bytes)");
+  }
+  if (shape.out > max_dimension || shape.in > max_dimension || shape.m > max_dimension) {
+    throw UsageError("--shape " + text + ": each dimension must be at most 2^30");
+  }
+  return shape;
+}
+
+Options parse_options(int argc, char** argv) {
+  Options options;
+  for (int k = 1; k < argc; ++k) {
+    std::string arg = argv[k], value;
+    if (arg.rfind("--kokkos-", 0) == 0) continue;  // Kokkos::initialize reads these
+    if (arg == "--help" || arg == "-h") {
+      options.help = true;
+      continue;
+    }
+    if (const auto eq = arg.find('='); eq != std::string::npos && arg.rfind("--", 0) == 0) {
+      value = arg.substr(eq + 1);
+      arg = arg.substr(0, eq);
+    } else if (arg == "--shape" || arg == "--repeat" || arg == "--json") {
+      if (k + 1 >= argc) throw UsageError(arg + " needs a value (see --help)");
+      value = argv[++k];
+    }
+    if (arg == "--shape") {
+      options.shapes.push_back(parse_shape(value));
+    } else if (arg == "--repeat") {
+      const std::int64_t n = parse_positive(value, "--repeat");
+      if (n < 5 || n > 1000000) {
+        throw UsageError(
+            "--repeat must be in [5, 1000000] (the report is a median of >= 5 "
+            "repeats), got " +
+            value);
+      }
+      options.repeat = int(n);
+    } else if (arg == "--json") {
+      if (value.empty()) throw UsageError("--json needs a file name");
+      options.json = value;
+    } else {
+      throw UsageError("unknown argument '" + std::string(argv[k]) + "' (see --help)");
+    }
+  }
+  if (options.shapes.empty()) {
+    if (on_gpu) {
+      options.shapes = {{1024, 1024, 8192},  {2048, 2048, 4096},  {4096, 4096, 4096},
+                        {4096, 4096, 16384}, {11008, 4096, 4096}, {4096, 11008, 4096}};
+    } else {
+      options.shapes = {{1024, 1024, 4096}, {512, 2048, 2048}};
+    }
+  }
+  return options;
+}
+
+/// Device-to-device deep_copy bandwidth, bytes read + written: the roofline the dense update,
+/// a pure streaming kernel, is compared with.
+struct CopyBandwidth {
+  std::int64_t bytes = 0;  ///< size of one buffer
+  Samples samples;
+  double gbps() const { return 2.0 * double(bytes) / (samples.median() * 1e-3) / 1e9; }
+};
+
+CopyBandwidth measure_copy(const ExecSpace& space, int repeats) {
+  CopyBandwidth copy;
+  copy.bytes = on_gpu ? std::int64_t(1) << 30 : std::int64_t(256) << 20;
+  const std::int64_t n = copy.bytes / std::int64_t(sizeof(float));
+  // Initialized allocations: every page is touched before the timing.
+  const Kokkos::View<float*, MemSpace> src(
+      Kokkos::view_alloc(space, "TernaryCounter::Perf::copy.src"), n);
+  const Kokkos::View<float*, MemSpace> dst(
+      Kokkos::view_alloc(space, "TernaryCounter::Perf::copy.dst"), n);
+  copy.samples = time_repeats(
+      repeats, [] {}, [&] { Kokkos::deep_copy(space, dst, src); });
+  return copy;
+}
+
+/// Codes that differ between two states of one shape (a consistency check of the two paths:
+/// their gradients are summed in different orders, so a few codes may round differently).
+std::int64_t count_code_mismatches(const ExecSpace& space,
+                                   const PackedState<MemSpace>::codes_view& a,
+                                   const PackedState<MemSpace>::codes_view& b) {
+  std::int64_t mismatches = 0;
+  Kokkos::parallel_reduce(
+      "TernaryCounter::Perf::count_code_mismatches",
+      Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<2>>(
+          space, {0, 0}, {std::int64_t(a.extent(0)), std::int64_t(a.extent(1)) / bytes_per_group}),
+      KOKKOS_LAMBDA(std::int64_t o, std::int64_t g, std::int64_t & count) {
+        const std::uint32_t wa = load_group(&a(o, bytes_per_group * g));
+        const std::uint32_t wb = load_group(&b(o, bytes_per_group * g));
+        for (int lane = 0; lane < codes_per_group; ++lane) {
+          count += group_code(wa, lane) != group_code(wb, lane) ? 1 : 0;
+        }
+      },
+      mismatches);
+  return mismatches;
+}
+
+struct ShapeResult {
+  Shape shape{};
+  Samples from_io, vendor_path, dense, vendor_gemm;
+  std::int64_t workspace_rows = 0;
+  std::int64_t code_mismatches = 0;
+  std::int64_t skipped_rows = 0;
+
+  double flops() const { return 2.0 * double(shape.out) * double(shape.in) * double(shape.m); }
+  double tflops(const Samples& s) const { return flops() / (s.median() * 1e-3) / 1e12; }
+  std::int64_t from_io_extra_bytes() const { return workspace_rows * shape.in * 4; }
+  std::int64_t vendor_extra_bytes() const { return shape.out * shape.in * 4; }
+  /// Gradient read (4 B/weight), packed codes read and written (0.75 + 0.75 B/weight), and
+  /// scale and v read and written (16 B/row).
+  std::int64_t dense_bytes() const {
+    return shape.out * shape.in * 4 + 2 * shape.out * (shape.in / 4 * 3) + 16 * shape.out;
+  }
+  double dense_gbps() const { return double(dense_bytes()) / (dense.median() * 1e-3) / 1e9; }
+  double ratio() const { return from_io.median() / vendor_path.median(); }
+};
+
+ShapeResult run_shape(const ExecSpace& space, const VendorGemm& vendor, const Shape& shape,
+                      int repeats) {
+  ShapeResult r;
+  r.shape = shape;
+  const auto alloc = [&](const char* label) {
+    return Kokkos::view_alloc(space, std::string("TernaryCounter::Perf::") + label,
+                              Kokkos::WithoutInitializing);
+  };
+  const Matrix x(alloc("x"), shape.m, shape.in);
+  const Matrix grad_out(alloc("grad_out"), shape.m, shape.out);
+  const Matrix grad_w(alloc("grad_w"), shape.out, shape.in);
+  r.workspace_rows = from_io_workspace_rows<ExecSpace>(shape.out, shape.in);
+  const Matrix workspace(alloc("workspace"), r.workspace_rows, shape.in);
+  fill_normal(space, x, 1, 1.0f);
+  fill_normal(space, grad_out, 2, 1e-3f);
+
+  UpdateParams params;
+  PackedState<MemSpace> state("TernaryCounter::Perf::state", shape.out, shape.in, params.C);
+  // One step first so the timed steps start from a state with nonzero counters and scales.
+  params.seed = 1;
+  vendor.grad_w(x, grad_out, grad_w);
+  r.skipped_rows += update(space, state, grad_w, params).skipped_rows;
+  params.seed = 2;
+  // Every timed repeat starts from this same state; restoring it is outside the timed region.
+  const PackedState<MemSpace> saved = create_mirror_and_copy(space, state);
+  const auto restore = [&] { TernaryCounter::deep_copy(state, saved); };
+
+  r.from_io = time_repeats(repeats, restore, [&] {
+    r.skipped_rows += update_from_io(space, state, x, grad_out, params, workspace).skipped_rows;
+  });
+  r.vendor_path = time_repeats(repeats, restore, [&] {
+    vendor.grad_w(x, grad_out, grad_w);
+    r.skipped_rows += update(space, state, grad_w, params).skipped_rows;
+  });
+  // grad_w now holds this shape's gradient: the dense update alone reads it.
+  r.dense = time_repeats(repeats, restore, [&] {
+    r.skipped_rows += update(space, state, grad_w, params).skipped_rows;
+  });
+  r.vendor_gemm = time_repeats(
+      repeats, [] {}, [&] { vendor.grad_w(x, grad_out, grad_w); });
+
+  // One step of each path from the saved state: they should agree on nearly every code.
+  restore();
+  update_from_io(space, state, x, grad_out, params, workspace);
+  const PackedState<MemSpace> from_io_state = create_mirror_and_copy(space, state);
+  restore();
+  vendor.grad_w(x, grad_out, grad_w);
+  update(space, state, grad_w, params);
+  r.code_mismatches = count_code_mismatches(space, from_io_state.codes, state.codes);
+  return r;
+}
+
+std::string shape_name(const Shape& s) {
+  return std::to_string(s.out) + "x" + std::to_string(s.in) + "x" + std::to_string(s.m);
+}
+
+std::string format(const char* fmt, double a) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, fmt, a);
+  return buf;
+}
+
+void print_table(const std::vector<ShapeResult>& results, const CopyBandwidth& copy) {
+  std::printf("\n%6s %6s %6s | %10s %7s | %10s %7s | %9s %7s %6s | %21s | %6s\n", "out", "in", "M",
+              "from_io ms", "TFLOP/s", "vendor ms", "TFLOP/s", "dense ms", "GB/s", "%copy",
+              "extra MiB from_io/vnd", "ratio");
+  for (const ShapeResult& r : results) {
+    const std::string extra = format("%.1f", double(r.from_io_extra_bytes()) / (1 << 20)) + " / " +
+                              format("%.1f", double(r.vendor_extra_bytes()) / (1 << 20));
+    std::printf(
+        "%6lld %6lld %6lld | %10.3f %7.3f | %10.3f %7.3f | %9.3f %7.1f %5.1f%% | %21s | %6.2f\n",
+        (long long)r.shape.out, (long long)r.shape.in, (long long)r.shape.m, r.from_io.median(),
+        r.tflops(r.from_io), r.vendor_path.median(), r.tflops(r.vendor_path), r.dense.median(),
+        r.dense_gbps(), 100.0 * r.dense_gbps() / copy.gbps(), extra.c_str(), r.ratio());
+  }
+  std::printf(
+      "(ms: median; TFLOP/s: 2*out*in*M / time; vendor = vendor SGEMM + dense update; GB/s of the "
+      "dense update, %%copy of the %.1f GB/s deep_copy; ratio = from_io ms / vendor ms)\n",
+      copy.gbps());
+}
+
+std::string record_json(const ShapeResult& r, const CopyBandwidth& copy) {
+  const double weights = double(r.shape.out) * double(r.shape.in);
+  JsonObject o;
+  o.integer("out", r.shape.out)
+      .integer("in", r.shape.in)
+      .integer("M", r.shape.m)
+      .str("backend", ExecSpace::name())
+      .str("git_revision", TERNARYCOUNTER_GIT_REVISION)
+      .num("from_io_ms", r.from_io.median())
+      .num("vendor_path_ms", r.vendor_path.median())
+      .num("dense_update_ms", r.dense.median())
+      .num("vendor_gemm_ms", r.vendor_gemm.median())
+      .num("ratio", r.ratio())
+      .num("from_io_tflops", r.tflops(r.from_io))
+      .num("vendor_path_tflops", r.tflops(r.vendor_path))
+      .num("vendor_gemm_tflops", r.tflops(r.vendor_gemm))
+      .integer("dense_update_bytes", r.dense_bytes())
+      .num("dense_update_gbps", r.dense_gbps())
+      .num("copy_gbps", copy.gbps())
+      .num("dense_update_fraction_of_copy", r.dense_gbps() / copy.gbps())
+      .integer("from_io_extra_bytes", r.from_io_extra_bytes())
+      .integer("from_io_workspace_rows", r.workspace_rows)
+      .integer("vendor_path_extra_bytes", r.vendor_extra_bytes())
+      .integer("code_mismatches_from_io_vs_vendor", r.code_mismatches)
+      .num("code_mismatch_fraction", double(r.code_mismatches) / weights)
+      .integer("skipped_rows", r.skipped_rows)
+      .raw("from_io_ms_samples", json_numbers(r.from_io.ms))
+      .raw("vendor_path_ms_samples", json_numbers(r.vendor_path.ms))
+      .raw("dense_update_ms_samples", json_numbers(r.dense.ms))
+      .raw("vendor_gemm_ms_samples", json_numbers(r.vendor_gemm.ms));
+  return o.text("    ");
+}
+
+int run(const Options& options, std::ofstream& json) {
+  const ExecSpace space;
+  std::ostringstream configuration;
+  Kokkos::print_configuration(configuration, true);
+
+  const VendorGemm vendor(space);
+  const double check = self_check_vendor_gemm(space, vendor);
+  std::printf("ternary-counter-perf  git %s  backend %s  concurrency %d\n",
+              TERNARYCOUNTER_GIT_REVISION, ExecSpace::name(), space.concurrency());
+  std::printf("vendor GEMM: %s\n", vendor.description().c_str());
+  std::printf(
+      "vendor GEMM self-check (37x24x64 vs a double host loop): ok, worst error %.3f of "
+      "the tolerance\n",
+      check);
+  std::printf(
+      "timing: median of %d repeats after a warm-up, Kokkos::fence before and after each; "
+      "the state is restored before each repeat, outside the timed region\n",
+      options.repeat);
+
+  const CopyBandwidth copy = measure_copy(space, options.repeat);
+  std::printf("copy bandwidth: deep_copy of %lld MiB, %.3f ms -> %.1f GB/s (read + write)\n",
+              (long long)(copy.bytes >> 20), copy.samples.median(), copy.gbps());
+  std::fflush(stdout);
+
+  std::vector<ShapeResult> results;
+  for (const Shape& shape : options.shapes) {
+    results.push_back(run_shape(space, vendor, shape, options.repeat));
+    const ShapeResult& r = results.back();
+    std::printf(
+        "%s: from_io %.3f ms, vendor path %.3f ms (sgemm %.3f ms), dense %.3f ms; "
+        "codes differing between the paths: %lld of %lld; skipped rows %lld\n",
+        shape_name(shape).c_str(), r.from_io.median(), r.vendor_path.median(),
+        r.vendor_gemm.median(), r.dense.median(), (long long)r.code_mismatches,
+        (long long)(shape.out * shape.in), (long long)r.skipped_rows);
+    std::fflush(stdout);
+  }
+  print_table(results, copy);
+
+  if (json.is_open()) {
+    std::string records = "[";
+    for (std::size_t k = 0; k < results.size(); ++k) {
+      records += (k ? ",\n    " : "\n    ") + record_json(results[k], copy);
+    }
+    records += "\n  ]";
+    JsonObject top;
+    top.str("program", "ternary-counter-perf")
+        .str("git_revision", TERNARYCOUNTER_GIT_REVISION)
+        .str("backend", ExecSpace::name())
+        .integer("concurrency", space.concurrency())
+        .str("vendor_gemm", vendor.description())
+        .num("vendor_gemm_self_check_error_fraction", check)
+        .integer("repeats", options.repeat)
+        .str("timing",
+             "median of repeats after one warm-up; Kokkos::fence before and after "
+             "each; state restored before each repeat, outside the timed region")
+        .integer("copy_bytes", copy.bytes)
+        .num("copy_ms", copy.samples.median())
+        .num("copy_gbps", copy.gbps())
+        .str("kokkos_configuration", configuration.str())
+        .raw("records", records);
+    json << top.text() << "\n";
+    json.close();
+    if (!json) throw std::runtime_error("writing the --json file failed");
+    std::printf("wrote %s\n", options.json.c_str());
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options options;
+  try {
+    options = parse_options(argc, argv);
+  } catch (const UsageError& e) {
+    std::cerr << "ternary-counter-perf: " << e.what() << "\n";
+    return 2;
+  }
+  if (options.help) {
+    std::cout << usage;
+    return 0;
+  }
+  std::ofstream json;
+  if (!options.json.empty()) {
+    json.open(options.json);  // opened first, so a bad path fails before the long run
+    if (!json) {
+      std::cerr << "ternary-counter-perf: cannot open --json file '" << options.json
+                << "' for writing\n";
+      return 2;
+    }
+  }
+  Kokkos::ScopeGuard guard(argc, argv);
+  try {
+    return run(options, json);
+  } catch (const std::exception& e) {
+    std::cerr << "ternary-counter-perf: error: " << e.what() << "\n";
+    return 1;
+  }
+}
