@@ -53,7 +53,8 @@ struct GradientTileKernel {
   using rows_view = Kokkos::View<float**, Kokkos::LayoutRight, memory_space>;
 
   static_assert(TR % MR == 0 && TC % MC == 0, "micro-tiles must tile the team tile");
-  static_assert(MR_PART % 4 == 0 && MC_PART % 4 == 0, "micro-tile parts are read as float4");
+  static_assert(!T::register_accumulators || (MR_PART % 4 == 0 && MC_PART % 4 == 0),
+                "GPU micro-tile parts are read as float4");
   static_assert((D * TR) % team_size == 0 && (D * TC) % team_size == 0,
                 "staging must split evenly over the team");
 
@@ -101,17 +102,26 @@ struct GradientTileKernel {
     TERNARYCOUNTER_UNROLL
     for (int kk = 0; kk < steps; ++kk) {
       float a[MR], b[MC];
-      TERNARYCOUNTER_UNROLL
-      for (int e = 0; e < MR; e += 4) {
-        const Float4 q = *reinterpret_cast<const Float4*>(As + kk * TR + row_of(ty, e));
+      if constexpr (T::register_accumulators) {
+        // GPU: 16-byte shared-memory reads.
         TERNARYCOUNTER_UNROLL
-        for (int j = 0; j < 4; ++j) a[e + j] = q.v[j];
-      }
-      TERNARYCOUNTER_UNROLL
-      for (int f = 0; f < MC; f += 4) {
-        const Float4 q = *reinterpret_cast<const Float4*>(Bs + kk * TC + col_of(tx, f));
+        for (int e = 0; e < MR; e += 4) {
+          const Float4 q = *reinterpret_cast<const Float4*>(As + kk * TR + row_of(ty, e));
+          TERNARYCOUNTER_UNROLL
+          for (int j = 0; j < 4; ++j) a[e + j] = q.v[j];
+        }
         TERNARYCOUNTER_UNROLL
-        for (int j = 0; j < 4; ++j) b[f + j] = q.v[j];
+        for (int f = 0; f < MC; f += 4) {
+          const Float4 q = *reinterpret_cast<const Float4*>(Bs + kk * TC + col_of(tx, f));
+          TERNARYCOUNTER_UNROLL
+          for (int j = 0; j < 4; ++j) b[f + j] = q.v[j];
+        }
+      } else {
+        // CPU: plain reads, which the compiler turns into broadcasts and vector loads.
+        TERNARYCOUNTER_UNROLL
+        for (int e = 0; e < MR; ++e) a[e] = As[kk * TR + row_of(ty, e)];
+        TERNARYCOUNTER_UNROLL
+        for (int f = 0; f < MC; ++f) b[f] = Bs[kk * TC + col_of(tx, f)];
       }
       TERNARYCOUNTER_UNROLL
       for (int e = 0; e < MR; ++e) {
@@ -192,6 +202,25 @@ struct GradientTileKernel {
     store_micro_tile(acc, row0, col0, ty, tx);
   }
 
+  // Copies rows m0 .. m0+depth-1 of the tile's grad_out and x slices into scratch as contiguous
+  // runs, zero past the matrix edges (results there are never stored).
+  KOKKOS_INLINE_FUNCTION void stage_rows(const member_type& team, float* As, float* Bs,
+                                         std::int64_t m0, int depth, std::int64_t row0,
+                                         std::int64_t col0) const {
+    const int rows_valid = int(Kokkos::min(std::int64_t(TR), chunk_rows() - row0));
+    const int cols_valid = int(Kokkos::min(std::int64_t(TC), in() - col0));
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, depth), [&](int kk) {
+      const float* a = &grad_out(m0 + kk, first_row + row0);
+      const float* b = &x(m0 + kk, col0);
+      float* a_dst = As + kk * TR;
+      float* b_dst = Bs + kk * TC;
+      for (int r = 0; r < rows_valid; ++r) a_dst[r] = a[r];
+      for (int r = rows_valid; r < TR; ++r) a_dst[r] = 0.0f;
+      for (int c = 0; c < cols_valid; ++c) b_dst[c] = b[c];
+      for (int c = cols_valid; c < TC; ++c) b_dst[c] = 0.0f;
+    });
+  }
+
   // Accumulators of the whole tile in scratch; each step is staged once and every micro-tile
   // is updated from it.
   KOKKOS_INLINE_FUNCTION void host_tile(const member_type& team, float* scratch, std::int64_t row0,
@@ -204,10 +233,7 @@ struct GradientTileKernel {
     for (std::int64_t m0 = 0; m0 < M(); m0 += D) {
       const int depth = int(Kokkos::min(std::int64_t(D), M() - m0));
       team.team_barrier();
-      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, D * TR),
-                           [&](int q) { As[q] = a_value(m0, row0, q); });
-      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, D * TC),
-                           [&](int q) { Bs[q] = b_value(m0, col0, q); });
+      stage_rows(team, As, Bs, m0, depth, row0, col0);
       team.team_barrier();
       Kokkos::parallel_for(Kokkos::TeamThreadRange(team, MICRO_TILES), [&](int t) {
         const int ty = t / MICRO_COLS, tx = t % MICRO_COLS;
