@@ -28,12 +28,15 @@ KOKKOS_INLINE_FUNCTION constexpr int encode(int ternary, int counter, int C) {
   return (ternary + 1) * counter_levels(C) + counter + (C - 1);
 }
 
+// Decoding compares instead of dividing (integer division is slow on every backend); both
+// equal k / lv - 1 and k % lv - (C - 1) for every valid code k < 3 lv.
 KOKKOS_INLINE_FUNCTION constexpr int decode_ternary(int code, int C) {
-  return code / counter_levels(C) - 1;
+  const int lv = counter_levels(C);
+  return int(code >= lv) + int(code >= 2 * lv) - 1;
 }
 
 KOKKOS_INLINE_FUNCTION constexpr int decode_counter(int code, int C) {
-  return code % counter_levels(C) - (C - 1);
+  return code - (decode_ternary(code, C) + 1) * counter_levels(C) - (C - 1);
 }
 
 /// The 24-bit little-endian word k0 | k1 << 6 | k2 << 12 | k3 << 18 of one group.

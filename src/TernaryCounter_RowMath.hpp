@@ -102,6 +102,14 @@ KOKKOS_INLINE_FUNCTION RowScalars row_scalars(const UpdateConstants& k, LanePart
   return r;
 }
 
+/// n / d truncated toward zero, for |n| < 4d (the counter sums of step 10 stay in [-3C, 3C+1]);
+/// compares instead of dividing.
+KOKKOS_INLINE_FUNCTION constexpr int truncated_quotient(int n, int d) {
+  const int a = n < 0 ? -n : n;
+  const int q = int(a >= d) + int(a >= 2 * d) + int(a >= 3 * d);
+  return n < 0 ? -q : q;
+}
+
 /// New code of one weight (SPEC §3 steps 9-10).
 KOKKOS_INLINE_FUNCTION int updated_code(const UpdateConstants& k, const RowScalars& r, int code,
                                         float g, float u) {
@@ -115,7 +123,7 @@ KOKKOS_INLINE_FUNCTION int updated_code(const UpdateConstants& k, const RowScala
   val = min_f(max_f(val, -3.0f * k.C_f), 3.0f * k.C_f);
   const float f = Kokkos::floor(val);
   const int cc = int(f) + (u < val - f ? 1 : 0);
-  const int carry = cc / C;
+  const int carry = truncated_quotient(cc, C);
   int rem = cc - carry * C;
   const int nt = t + carry;
   const int t_new = nt < -1 ? -1 : (nt > 1 ? 1 : nt);
