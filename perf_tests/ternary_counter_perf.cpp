@@ -268,7 +268,7 @@ void print_table(const std::vector<ShapeResult>& results, const CopyBandwidth& c
     const std::string extra = format("%.1f", double(r.from_io_extra_bytes()) / (1 << 20)) + " / " +
                               format("%.1f", double(r.vendor_extra_bytes()) / (1 << 20));
     std::printf(
-        "%6lld %6lld %6lld | %10.3f %7.3f | %10.3f %7.3f | %9.3f %7.1f %5.1f%% | %21s | %6.2f\n",
+        "%6lld %6lld %6lld | %10.3f %7.4f | %10.3f %7.4f | %9.3f %7.2f %5.1f%% | %21s | %6.2f\n",
         (long long)r.shape.out, (long long)r.shape.in, (long long)r.shape.m, r.from_io.median(),
         r.tflops(r.from_io), r.vendor_path.median(), r.tflops(r.vendor_path), r.dense.median(),
         r.dense_gbps(), 100.0 * r.dense_gbps() / copy.gbps(), extra.c_str(), r.ratio());
