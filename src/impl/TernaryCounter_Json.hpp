@@ -148,10 +148,14 @@ class JsonReader {
     for (int k = 0; k < 4; ++k) {
       const unsigned char c = peek();
       unsigned d;
-      if (c >= '0' && c <= '9') d = c - '0';
-      else if (c >= 'a' && c <= 'f') d = c - 'a' + 10;
-      else if (c >= 'A' && c <= 'F') d = c - 'A' + 10;
-      else fail("bad \\u escape");
+      if (c >= '0' && c <= '9')
+        d = c - '0';
+      else if (c >= 'a' && c <= 'f')
+        d = c - 'a' + 10;
+      else if (c >= 'A' && c <= 'F')
+        d = c - 'A' + 10;
+      else
+        fail("bad \\u escape");
       value = value * 16 + d;
       ++pos_;
     }
@@ -181,10 +185,14 @@ class JsonReader {
     const unsigned char lead = peek();
     int extra;
     std::uint32_t cp, min;
-    if (lead >= 0xC2 && lead <= 0xDF) extra = 1, cp = lead & 0x1F, min = 0x80;
-    else if (lead >= 0xE0 && lead <= 0xEF) extra = 2, cp = lead & 0x0F, min = 0x800;
-    else if (lead >= 0xF0 && lead <= 0xF4) extra = 3, cp = lead & 0x07, min = 0x10000;
-    else fail("invalid UTF-8");
+    if (lead >= 0xC2 && lead <= 0xDF)
+      extra = 1, cp = lead & 0x1F, min = 0x80;
+    else if (lead >= 0xE0 && lead <= 0xEF)
+      extra = 2, cp = lead & 0x0F, min = 0x800;
+    else if (lead >= 0xF0 && lead <= 0xF4)
+      extra = 3, cp = lead & 0x07, min = 0x10000;
+    else
+      fail("invalid UTF-8");
     const std::size_t start = pos_++;
     for (int k = 0; k < extra; ++k) {
       if ((peek() & 0xC0) != 0x80) fail("invalid UTF-8");
@@ -218,14 +226,30 @@ class JsonReader {
       const unsigned char e = peek();
       ++pos_;
       switch (e) {
-        case '"': s += '"'; break;
-        case '\\': s += '\\'; break;
-        case '/': s += '/'; break;
-        case 'b': s += '\b'; break;
-        case 'f': s += '\f'; break;
-        case 'n': s += '\n'; break;
-        case 'r': s += '\r'; break;
-        case 't': s += '\t'; break;
+        case '"':
+          s += '"';
+          break;
+        case '\\':
+          s += '\\';
+          break;
+        case '/':
+          s += '/';
+          break;
+        case 'b':
+          s += '\b';
+          break;
+        case 'f':
+          s += '\f';
+          break;
+        case 'n':
+          s += '\n';
+          break;
+        case 'r':
+          s += '\r';
+          break;
+        case 't':
+          s += '\t';
+          break;
         case 'u': {
           std::uint32_t cp = hex4();
           if (cp >= 0xDC00 && cp <= 0xDFFF) fail("lone low surrogate");

@@ -1,0 +1,408 @@
+#include "TernaryCounter_Checkpoint.hpp"
+
+#include "impl/TernaryCounter_Json.hpp"
+
+#include <Kokkos_Profiling_ScopedRegion.hpp>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <bit>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <set>
+#include <sstream>
+
+namespace TernaryCounter {
+
+namespace {
+
+using Impl::JsonValue;
+
+// Headers larger than this are refused before parsing (the safetensors library uses 100 MB).
+constexpr std::uint64_t max_header_bytes = std::uint64_t(100) << 20;
+const char* const reserved_keys[] = {"C", "step", "format_version"};
+
+void put_u64(std::string& out, std::uint64_t x) {
+  for (int b = 0; b < 8; ++b) out += char((x >> (8 * b)) & 0xFF);
+}
+
+void put_f32(std::string& out, float f) {
+  const std::uint32_t x = std::bit_cast<std::uint32_t>(f);
+  for (int b = 0; b < 4; ++b) out += char((x >> (8 * b)) & 0xFF);
+}
+
+float get_f32(const unsigned char* p) {
+  return std::bit_cast<float>(std::uint32_t(p[0]) | std::uint32_t(p[1]) << 8 |
+                              std::uint32_t(p[2]) << 16 | std::uint32_t(p[3]) << 24);
+}
+
+std::string json_string(const std::string& s) {
+  std::string out = "\"";
+  for (const char ch : s) {
+    const unsigned char c = static_cast<unsigned char>(ch);
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += ch;
+    } else if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\t') {
+      out += "\\t";
+    } else if (c < 0x20) {
+      static const char hex[] = "0123456789abcdef";
+      out += "\\u00";
+      out += hex[c >> 4];
+      out += hex[c & 15];
+    } else {
+      out += ch;
+    }
+  }
+  return out + "\"";
+}
+
+std::string tensor_entry(const std::string& key, const char* dtype, std::int64_t rows,
+                         std::int64_t cols, std::uint64_t begin, std::uint64_t end) {
+  std::ostringstream s;
+  s << json_string(key) << ":{\"dtype\":\"" << dtype << "\",\"shape\":[" << rows << "," << cols
+    << "],\"data_offsets\":[" << begin << "," << end << "]}";
+  return s.str();
+}
+
+[[noreturn]] void reject(const std::string& source, const std::string& why) {
+  throw CheckpointError("TernaryCounter checkpoint " + source + ": " + why);
+}
+
+// A decimal integer in [lo, hi] stored as a metadata string.
+std::int64_t metadata_integer(const std::string& source, const std::string& key,
+                              const std::string& text, std::int64_t lo, std::int64_t hi) {
+  const bool digits =
+      !text.empty() && text.size() <= 18 &&
+      std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
+  const std::int64_t value = digits ? std::stoll(text) : -1;
+  if (!digits || value < lo || value > hi) {
+    reject(source, "metadata \"" + key + "\" is \"" + text + "\", expected an integer in [" +
+                       std::to_string(lo) + ", " + std::to_string(hi) + "]");
+  }
+  return value;
+}
+
+struct TensorInfo {
+  std::string key;
+  std::string dtype;
+  std::vector<std::uint64_t> shape;
+  std::uint64_t begin = 0, end = 0;
+};
+
+TensorInfo tensor_info(const std::string& source, const std::string& key, const JsonValue& v) {
+  const auto bad = [&](const std::string& why) {
+    reject(source, "tensor \"" + key + "\": " + why);
+  };
+  if (v.kind != JsonValue::Kind::Object) bad("entry is not an object");
+  TensorInfo t;
+  t.key = key;
+  for (const auto& [k, member] : v.members) {
+    if (k != "dtype" && k != "shape" && k != "data_offsets") bad("unknown field \"" + k + "\"");
+  }
+  const JsonValue* dtype = v.find("dtype");
+  const JsonValue* shape = v.find("shape");
+  const JsonValue* offsets = v.find("data_offsets");
+  if (!dtype || dtype->kind != JsonValue::Kind::String) bad("missing string \"dtype\"");
+  if (!shape || shape->kind != JsonValue::Kind::Array) bad("missing array \"shape\"");
+  if (!offsets || offsets->kind != JsonValue::Kind::Array || offsets->items.size() != 2) {
+    bad("\"data_offsets\" must be an array of two integers");
+  }
+  t.dtype = dtype->string;
+  for (const JsonValue& d : shape->items) {
+    if (d.kind != JsonValue::Kind::Integer || d.integer > (std::uint64_t(1) << 40)) {
+      bad("shape entries must be integers below 2^40");
+    }
+    t.shape.push_back(d.integer);
+  }
+  for (const JsonValue& d : offsets->items) {
+    if (d.kind != JsonValue::Kind::Integer) bad("\"data_offsets\" must be integers");
+  }
+  t.begin = offsets->items[0].integer;
+  t.end = offsets->items[1].integer;
+  if (t.begin > t.end) bad("data_offsets begin > end");
+  return t;
+}
+
+// The tensor must be `dtype` with shape [rows, cols] (rows < 0: any).
+void require_tensor(const std::string& source, const TensorInfo& t, const char* dtype,
+                    std::int64_t rows, std::int64_t cols) {
+  std::ostringstream want;
+  want << dtype << " [" << (rows < 0 ? std::string("out") : std::to_string(rows)) << ", " << cols
+       << "]";
+  std::ostringstream got;
+  got << t.dtype << " [";
+  for (std::size_t d = 0; d < t.shape.size(); ++d) got << (d ? ", " : "") << t.shape[d];
+  got << "]";
+  const bool ok = t.dtype == dtype && t.shape.size() == 2 &&
+                  (rows < 0 || t.shape[0] == std::uint64_t(rows)) &&
+                  t.shape[1] == std::uint64_t(cols);
+  if (!ok) reject(source, "tensor \"" + t.key + "\" is " + got.str() + ", expected " + want.str());
+  const std::uint64_t bytes = t.shape[0] * t.shape[1] * (t.dtype == "F32" ? 4 : 1);
+  if (t.end - t.begin != bytes) {
+    reject(source, "tensor \"" + t.key + "\" has data_offsets [" + std::to_string(t.begin) + ", " +
+                       std::to_string(t.end) + "] for " + std::to_string(bytes) + " bytes of data");
+  }
+}
+
+void check_layer(const std::string& name, const PackedState<Kokkos::HostSpace>& state, int C) {
+  if (name.empty())
+    throw std::invalid_argument("TernaryCounter::save_checkpoint: empty layer name");
+  if (state.C != C) {
+    throw std::invalid_argument("TernaryCounter::save_checkpoint: layer \"" + name +
+                                "\" has C = " + std::to_string(state.C) +
+                                " but the checkpoint has C = " + std::to_string(C));
+  }
+  if (state.codes.extent(1) % bytes_per_group != 0 ||
+      state.scale.extent(0) != state.codes.extent(0) ||
+      state.v.extent(0) != state.codes.extent(0)) {
+    throw std::invalid_argument("TernaryCounter::save_checkpoint: layer \"" + name +
+                                "\" is not a well-formed packed state");
+  }
+}
+
+}  // namespace
+
+const CheckpointLayer& Checkpoint::layer(const std::string& name) const {
+  for (const CheckpointLayer& l : layers) {
+    if (l.name == name) return l;
+  }
+  throw CheckpointError("TernaryCounter checkpoint: it has no layer \"" + name + "\"");
+}
+
+std::string serialize_checkpoint(const Checkpoint& checkpoint) {
+  if (checkpoint.C < min_counter_depth || checkpoint.C > max_counter_depth) {
+    throw std::invalid_argument("TernaryCounter::save_checkpoint: C = " +
+                                std::to_string(checkpoint.C) + " must be in [2, 11]");
+  }
+  if (checkpoint.step < 0) {
+    throw std::invalid_argument("TernaryCounter::save_checkpoint: step must be >= 0");
+  }
+  std::set<std::string> keys;
+  for (const CheckpointLayer& l : checkpoint.layers) {
+    check_layer(l.name, l.state, checkpoint.C);
+    for (const char* suffix : {".state", ".scale", ".v"}) {
+      if (!keys.insert(l.name + suffix).second || l.name + suffix == "__metadata__") {
+        throw std::invalid_argument("TernaryCounter::save_checkpoint: duplicate layer name \"" +
+                                    l.name + "\"");
+      }
+    }
+  }
+  std::map<std::string, std::string> metadata = checkpoint.metadata;
+  for (const char* key : reserved_keys) {
+    if (metadata.count(key)) {
+      throw std::invalid_argument(std::string("TernaryCounter::save_checkpoint: metadata key \"") +
+                                  key + "\" is reserved");
+    }
+  }
+  metadata["C"] = std::to_string(checkpoint.C);
+  metadata["step"] = std::to_string(checkpoint.step);
+  metadata["format_version"] = std::to_string(checkpoint_format_version);
+
+  std::string header = "{\"__metadata__\":{";
+  bool first = true;
+  for (const auto& [k, v] : metadata) {
+    header += (first ? "" : ",") + json_string(k) + ":" + json_string(v);
+    first = false;
+  }
+  header += "}";
+  // F32 tensors first (4-byte aligned after the 8-aligned header), then the U8 codes.
+  std::string data;
+  for (const CheckpointLayer& l : checkpoint.layers) {
+    for (const auto& [suffix, view] :
+         {std::pair{".scale", l.state.scale}, std::pair{".v", l.state.v}}) {
+      const std::uint64_t begin = data.size();
+      for (std::size_t o = 0; o < view.extent(0); ++o) put_f32(data, view(o));
+      header += "," + tensor_entry(l.name + suffix, "F32", l.state.out(), 1, begin, data.size());
+    }
+  }
+  for (const CheckpointLayer& l : checkpoint.layers) {
+    const std::uint64_t begin = data.size();
+    const std::size_t row = l.state.codes.extent(1);
+    for (std::size_t o = 0; o < l.state.codes.extent(0); ++o) {
+      data.append(reinterpret_cast<const char*>(&l.state.codes(o, 0)), row);
+    }
+    header += "," + tensor_entry(l.name + ".state", "U8", l.state.out(), std::int64_t(row), begin,
+                                 data.size());
+  }
+  header += "}";
+  header.append((8 - header.size() % 8) % 8, ' ');
+  std::string file;
+  file.reserve(8 + header.size() + data.size());
+  put_u64(file, header.size());
+  return file + header + data;
+}
+
+Checkpoint parse_checkpoint(std::string_view bytes, const std::string& source) {
+  Kokkos::Profiling::ScopedRegion region("TernaryCounter::parse_checkpoint");
+  if (bytes.size() < 8) {
+    reject(source, "file is " + std::to_string(bytes.size()) +
+                       " bytes, shorter than the 8-byte header length");
+  }
+  const auto* u = reinterpret_cast<const unsigned char*>(bytes.data());
+  std::uint64_t header_bytes = 0;
+  for (int b = 0; b < 8; ++b) header_bytes |= std::uint64_t(u[b]) << (8 * b);
+  if (header_bytes > max_header_bytes || header_bytes > bytes.size() - 8) {
+    reject(source, "header length " + std::to_string(header_bytes) + " does not fit in the " +
+                       std::to_string(bytes.size()) + "-byte file (truncated?)");
+  }
+  JsonValue root;
+  try {
+    root = Impl::JsonReader(bytes.substr(8, header_bytes)).parse_document();
+  } catch (const std::runtime_error& e) {
+    reject(source, std::string("header does not parse: ") + e.what());
+  }
+  if (root.kind != JsonValue::Kind::Object) reject(source, "header is not a JSON object");
+
+  // Metadata: a string -> string map with the reserved keys.
+  const JsonValue* meta = root.find("__metadata__");
+  if (!meta || meta->kind != JsonValue::Kind::Object) {
+    reject(source, "header has no \"__metadata__\" object");
+  }
+  Checkpoint checkpoint;
+  std::map<std::string, std::string> entries;
+  for (const auto& [k, v] : meta->members) {
+    if (v.kind != JsonValue::Kind::String) reject(source, "metadata \"" + k + "\" is not a string");
+    entries[k] = v.string;
+  }
+  for (const char* key : reserved_keys) {
+    if (!entries.count(key)) reject(source, std::string("metadata has no \"") + key + "\"");
+  }
+  if (entries["format_version"] != std::to_string(checkpoint_format_version)) {
+    reject(source, "format_version \"" + entries["format_version"] + "\" is not supported (" +
+                       std::to_string(checkpoint_format_version) + " is)");
+  }
+  checkpoint.C =
+      int(metadata_integer(source, "C", entries["C"], min_counter_depth, max_counter_depth));
+  checkpoint.step = metadata_integer(source, "step", entries["step"], 0, INT64_MAX / 2);
+  for (const char* key : reserved_keys) entries.erase(key);
+  checkpoint.metadata = std::move(entries);
+
+  // Tensors: every key but __metadata__ is <layer>.<state|scale|v>.
+  std::map<std::string, std::map<std::string, TensorInfo>> layers;
+  std::vector<TensorInfo> all;
+  for (const auto& [key, value] : root.members) {
+    if (key == "__metadata__") continue;
+    const std::size_t dot = key.rfind('.');
+    const std::string name = dot == std::string::npos ? "" : key.substr(0, dot);
+    const std::string part = dot == std::string::npos ? "" : key.substr(dot + 1);
+    if (name.empty() || (part != "state" && part != "scale" && part != "v")) {
+      reject(source, "unexpected tensor \"" + key + "\" (expected <layer>.state|scale|v)");
+    }
+    TensorInfo t = tensor_info(source, key, value);
+    layers[name][part] = t;
+    all.push_back(std::move(t));
+  }
+  // The data buffer is exactly covered by the tensors, without gaps or overlaps.
+  const std::uint64_t buffer = bytes.size() - 8 - header_bytes;
+  std::sort(all.begin(), all.end(),
+            [](const TensorInfo& a, const TensorInfo& b) { return a.begin < b.begin; });
+  std::uint64_t covered = 0;
+  for (const TensorInfo& t : all) {
+    if (t.begin != covered) {
+      reject(source, "tensor \"" + t.key + "\" starts at data offset " + std::to_string(t.begin) +
+                         " but the previous tensor ends at " + std::to_string(covered));
+    }
+    covered = t.end;
+  }
+  if (covered != buffer) {
+    reject(source, "tensors cover " + std::to_string(covered) + " data bytes but the file has " +
+                       std::to_string(buffer) + " (truncated or trailing bytes)");
+  }
+
+  const unsigned char* data = u + 8 + header_bytes;
+  const int lv = counter_levels(checkpoint.C);
+  for (const auto& [name, parts] : layers) {
+    for (const char* part : {"state", "scale", "v"}) {
+      if (!parts.count(part))
+        reject(source, "layer \"" + name + "\" has no tensor \"" + part + "\"");
+    }
+    const TensorInfo& st = parts.at("state");
+    if (st.shape.size() != 2 || st.shape[1] % bytes_per_group != 0) {
+      reject(source, "tensor \"" + st.key + "\" must be U8 [out, 3*in/4]");
+    }
+    require_tensor(source, st, "U8", -1, std::int64_t(st.shape[1]));
+    const std::int64_t out = st.shape[0];
+    const std::int64_t in = std::int64_t(st.shape[1]) / bytes_per_group * codes_per_group;
+    require_tensor(source, parts.at("scale"), "F32", out, 1);
+    require_tensor(source, parts.at("v"), "F32", out, 1);
+
+    PackedState<Kokkos::HostSpace> state(name, out, in, checkpoint.C);
+    const unsigned char* codes = data + st.begin;
+    for (std::int64_t o = 0; o < out; ++o) {
+      for (std::int64_t b = 0; b < std::int64_t(st.shape[1]); b += bytes_per_group) {
+        const std::uint32_t word = load_group(codes + o * st.shape[1] + b);
+        for (int lane = 0; lane < codes_per_group; ++lane) {
+          if (group_code(word, lane) >= 3 * lv) {
+            reject(source, "layer \"" + name + "\" has code " +
+                               std::to_string(group_code(word, lane)) + " at row " +
+                               std::to_string(o) +
+                               ", not valid for C = " + std::to_string(checkpoint.C));
+          }
+        }
+        for (int k = 0; k < bytes_per_group; ++k)
+          state.codes(o, b + k) = codes[o * st.shape[1] + b + k];
+      }
+      state.scale(o) = get_f32(data + parts.at("scale").begin + 4 * o);
+      state.v(o) = get_f32(data + parts.at("v").begin + 4 * o);
+    }
+    checkpoint.layers.push_back({name, state});
+  }
+  return checkpoint;
+}
+
+void save_checkpoint(const std::string& path, const Checkpoint& checkpoint) {
+  Kokkos::Profiling::ScopedRegion region("TernaryCounter::save_checkpoint");
+  const std::string bytes = serialize_checkpoint(checkpoint);
+  const std::size_t slash = path.rfind('/');
+  const std::string dir =
+      slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
+  std::string tmp = path + ".tmp-XXXXXX";
+  const auto fail = [&](const std::string& what, bool remove) {
+    const std::string why = std::strerror(errno);
+    if (remove) ::unlink(tmp.c_str());
+    throw CheckpointError("TernaryCounter::save_checkpoint: " + what + " for " + path + ": " + why);
+  };
+  const int fd = ::mkstemp(tmp.data());
+  if (fd < 0) fail("cannot create a temporary file", false);
+  ::fchmod(fd, 0644);
+  std::size_t written = 0;
+  while (written < bytes.size()) {
+    const ssize_t n = ::write(fd, bytes.data() + written, bytes.size() - written);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      ::close(fd);
+      fail("write failed", true);
+    }
+    written += std::size_t(n);
+  }
+  if (::fsync(fd) != 0) {
+    ::close(fd);
+    fail("fsync failed", true);
+  }
+  if (::close(fd) != 0) fail("close failed", true);
+  if (::rename(tmp.c_str(), path.c_str()) != 0) fail("rename failed", true);
+  // Make the rename itself durable.
+  const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY);
+  if (dfd >= 0) {
+    ::fsync(dfd);
+    ::close(dfd);
+  }
+}
+
+Checkpoint read_checkpoint(const std::string& path) {
+  std::ifstream file(path, std::ios::binary);
+  if (!file) throw CheckpointError("TernaryCounter checkpoint " + path + ": cannot open the file");
+  const std::string bytes((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  if (file.bad()) throw CheckpointError("TernaryCounter checkpoint " + path + ": read error");
+  return parse_checkpoint(bytes, path);
+}
+
+}  // namespace TernaryCounter

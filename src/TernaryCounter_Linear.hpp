@@ -1,0 +1,61 @@
+// The layer's products with its packed weights W[o,i] = scale[o] * t[o,i] (SPEC §1): forward
+// y = x W^T and the input gradient grad_x = grad_out W. The codes are decoded on the fly (one
+// 3-byte load per 4 weights); no float copy of W is ever made.
+//
+// Fixed arithmetic order (float32, round-to-nearest, no contraction except the written fma),
+// the same on every backend and thread count:
+//   forward:        acc = +0; for i = 0..in-1 ascending: acc = fma(x[m,i], float(t[o,i]), acc);
+//                   y[m,o] = scale[o] * acc
+//                   (x * t is exact, so the chain is a plain ascending sum of +-x; the row scale
+//                   is applied once, after the sum).
+//   backward_input: acc = +0; for o = 0..out-1 ascending:
+//                       acc = fma(grad_out[m,o], scale[o] * float(t[o,i]), acc);
+//                   grad_x[m,i] = acc
+//                   (scale * t is exact: +-scale or +-0).
+#pragma once
+
+#include "TernaryCounter_PackedState.hpp"
+#include "TernaryCounter_UpdateFromIO.hpp"
+
+#include <Kokkos_Core.hpp>
+
+#include <type_traits>
+
+namespace TernaryCounter {
+
+template <class MemorySpace>
+using OutputView = Kokkos::View<float**, Kokkos::LayoutRight, MemorySpace>;
+
+/// y [M, out] = x [M, in] W^T on `space`, in the order documented above. Throws
+/// std::invalid_argument (and writes nothing) on mismatched extents or a malformed state.
+template <class ExecSpace>
+void forward(const ExecSpace& space, const PackedState<typename ExecSpace::memory_space>& state,
+             const InputView<typename ExecSpace::memory_space>& x,
+             const OutputView<typename ExecSpace::memory_space>& y);
+
+/// grad_x [M, in] = grad_out [M, out] W on `space`, in the order documented above. Call it before
+/// the step's update: it uses the weights as they are. Throws std::invalid_argument (and writes
+/// nothing) on mismatched extents or a malformed state.
+template <class ExecSpace>
+void backward_input(const ExecSpace& space,
+                    const PackedState<typename ExecSpace::memory_space>& state,
+                    const InputView<typename ExecSpace::memory_space>& grad_out,
+                    const OutputView<typename ExecSpace::memory_space>& grad_x);
+
+/// forward on the default execution space of the state's memory space.
+template <class MemorySpace>
+void forward(const PackedState<MemorySpace>& state,
+             const std::type_identity_t<InputView<MemorySpace>>& x,
+             const std::type_identity_t<OutputView<MemorySpace>>& y) {
+  forward(typename MemorySpace::execution_space{}, state, x, y);
+}
+
+/// backward_input on the default execution space of the state's memory space.
+template <class MemorySpace>
+void backward_input(const PackedState<MemorySpace>& state,
+                    const std::type_identity_t<InputView<MemorySpace>>& grad_out,
+                    const std::type_identity_t<OutputView<MemorySpace>>& grad_x) {
+  backward_input(typename MemorySpace::execution_space{}, state, grad_out, grad_x);
+}
+
+}  // namespace TernaryCounter

@@ -1,0 +1,117 @@
+// TernaryLinear: one trainable ternary layer = its packed state, its update hyper-parameters and
+// a step counter, so a training step reads forward -> loss -> backward_input -> update_from_io.
+//
+// The rounding seed of step s is derived from the layer's base seed:
+//   seed(s) = hash_u32(base_seed ^ hash_u32(uint32(s)))
+// (it repeats after 2^32 steps). A run resumed at step s with the same base seed therefore draws
+// the same rounding thresholds as the uninterrupted run.
+#pragma once
+
+#include "TernaryCounter_Hash.hpp"
+#include "TernaryCounter_Linear.hpp"
+#include "TernaryCounter_PackedState.hpp"
+#include "TernaryCounter_Params.hpp"
+#include "TernaryCounter_UpdateFromIO.hpp"
+
+#include <Kokkos_Core.hpp>
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+namespace TernaryCounter {
+
+/// Fills `state` with ternary values drawn from `seed` (t = H(seed ^ H(element)) mod 3 - 1, each
+/// value about a third of the time), every counter 0, scale = `init_scale` and v = 0.
+template <class MemorySpace>
+void randomize_ternary(const PackedState<MemorySpace>& state, std::uint32_t seed,
+                       float init_scale) {
+  auto host = create_mirror_and_copy(Kokkos::DefaultHostExecutionSpace{}, state);
+  const std::int64_t in = host.in();
+  for (std::int64_t o = 0; o < host.out(); ++o) {
+    for (std::int64_t g = 0; g < in / codes_per_group; ++g) {
+      int k[codes_per_group];
+      for (int lane = 0; lane < codes_per_group; ++lane) {
+        const std::uint32_t h = hash_u32(seed ^ hash_u32(element_index(o, in, 4 * g + lane)));
+        k[lane] = encode(int(h % 3u) - 1, 0, host.C);
+      }
+      store_group(make_group(k[0], k[1], k[2], k[3]), &host.codes(o, bytes_per_group * g));
+    }
+    host.scale(o) = init_scale;
+    host.v(o) = 0.0f;
+  }
+  TernaryCounter::deep_copy(state, host);
+}
+
+template <class ExecSpace = Kokkos::DefaultExecutionSpace>
+class TernaryLinear {
+ public:
+  using execution_space = ExecSpace;
+  using memory_space = typename ExecSpace::memory_space;
+  using state_type = PackedState<memory_space>;
+
+  /// An out x in layer (all t = 0, scale 1, v 0) whose steps use `params` with per-step seeds
+  /// derived from `base_seed`. params.C sets the state's C. Throws std::invalid_argument on bad
+  /// params or shape.
+  TernaryLinear(const ExecSpace& space, const std::string& label, std::int64_t out, std::int64_t in,
+                const UpdateParams& params, std::uint32_t base_seed)
+      : space_(space),
+        state_((params.validate(), label), out, in, params.C),
+        params_(params),
+        base_seed_(base_seed) {}
+
+  /// The rounding seed of step `step` (see the file comment).
+  static constexpr std::uint32_t step_seed(std::uint32_t base_seed, std::int64_t step) {
+    return hash_u32(base_seed ^ hash_u32(std::uint32_t(step)));
+  }
+
+  /// y [M, out] = x [M, in] W^T.
+  void forward(const InputView<memory_space>& x, const OutputView<memory_space>& y) const {
+    TernaryCounter::forward(space_, state_, x, y);
+  }
+
+  /// grad_x [M, in] = grad_out [M, out] W with the weights before this step's update.
+  void backward_input(const InputView<memory_space>& grad_out,
+                      const OutputView<memory_space>& grad_x) const {
+    TernaryCounter::backward_input(space_, state_, grad_out, grad_x);
+  }
+
+  /// The step's update from the layer's input x [M, in] and output gradient grad_out [M, out]
+  /// with seed step_seed(base_seed, step); then step += 1. On an exception nothing changed.
+  UpdateReport update_from_io(const InputView<memory_space>& x,
+                              const InputView<memory_space>& grad_out) {
+    if (std::int64_t(workspace_.extent(1)) != state_.in() || workspace_.extent(0) == 0) {
+      workspace_ = decltype(workspace_)(
+          Kokkos::view_alloc(space_, "TernaryCounter::TernaryLinear::workspace",
+                             Kokkos::WithoutInitializing),
+          from_io_workspace_rows<ExecSpace>(state_.out(), state_.in()), state_.in());
+    }
+    UpdateParams p = params_;
+    p.seed = step_seed(base_seed_, step_);
+    const UpdateReport report =
+        TernaryCounter::update_from_io(space_, state_, x, grad_out, p, workspace_);
+    ++step_;
+    return report;
+  }
+
+  const state_type& state() const { return state_; }
+  const UpdateParams& params() const { return params_; }
+  std::uint32_t base_seed() const { return base_seed_; }
+  std::int64_t step() const { return step_; }
+  /// Sets the step counter (e.g. from a checkpoint); the next update uses step_seed(base, step).
+  void set_step(std::int64_t step) {
+    if (step < 0) throw std::invalid_argument("TernaryCounter::TernaryLinear: step must be >= 0");
+    step_ = step;
+  }
+  const ExecSpace& space() const { return space_; }
+
+ private:
+  ExecSpace space_;
+  state_type state_;
+  UpdateParams params_;
+  std::uint32_t base_seed_ = 0;
+  std::int64_t step_ = 0;
+  Kokkos::View<float**, Kokkos::LayoutRight, memory_space> workspace_;
+};
+
+}  // namespace TernaryCounter
