@@ -23,18 +23,20 @@ struct LanePartial {
   float gt = 0.0f;  ///< sum of g*t
 };
 
-/// `grad(i)` returns g[i], `ternary(i)` returns t[i] as float.
-template <class GradFn, class TernaryFn>
-KOKKOS_INLINE_FUNCTION LanePartial lane_partial(const GradFn& grad, const TernaryFn& ternary,
-                                                std::int64_t in, std::int64_t block, int lane) {
-  LanePartial p;
-  const std::int64_t end = Kokkos::min(in, (block + 1) * sum_block);
-  for (std::int64_t i = block * sum_block + lane; i < end; i += sum_lanes) {
-    const float g = grad(i);
-    p.gg = Kokkos::fma(g, g, p.gg);
-    p.gt = Kokkos::fma(g, ternary(i), p.gt);
+/// Packed groups (4 columns) per canonical block, and how a block's 32 lanes map onto groups:
+/// column 4*grp + pos of block b lies in lane 4*(grp % 8) + pos, so the 8 groups
+/// b*64 + s + 8r (r = 0..7) hold, in ascending r, the whole chains of lanes 4s .. 4s+3.
+inline constexpr int groups_per_block = sum_block / 4;
+inline constexpr int group_strides_per_block = sum_lanes / 4;
+
+/// Adds one group's 4 columns to the chains of its 4 lanes (step r of each chain).
+KOKKOS_INLINE_FUNCTION void accumulate_group(LanePartial (&p)[4], const float (&g)[4],
+                                             std::uint32_t word, int C) {
+  for (int pos = 0; pos < 4; ++pos) {
+    const float t = float(decode_ternary(group_code(word, pos), C));
+    p[pos].gg = Kokkos::fma(g[pos], g[pos], p[pos].gg);
+    p[pos].gt = Kokkos::fma(g[pos], t, p[pos].gt);
   }
-  return p;
 }
 
 /// Folds 32 lane partials in place with the fixed tree s = 16, 8, 4, 2, 1; result in p[0].

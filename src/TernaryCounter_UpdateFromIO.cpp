@@ -50,7 +50,7 @@ UpdateReport update_from_io(
   if (workspace.extent(0) == 0 && state.out() > 0) {
     throw std::invalid_argument("TernaryCounter::update_from_io: workspace has 0 rows");
   }
-  Impl::RowUpdateKernel<ExecSpace>::resolve_team_size(space, params.team_size);
+  Impl::RowUpdateKernel<ExecSpace>::resolve_team_size(space, params.team_size, state.in());
   const UpdateConstants k = make_update_constants(params, state.in());
   const std::int64_t out = state.out();
   const std::int64_t chunk = workspace.extent(0);

@@ -1,5 +1,9 @@
 // The row update of SPEC §3 steps 2-11 for rows whose gradient is in memory: one team per row.
 // Used by update() on the caller's gradient and by update_from_io() on its gradient rows.
+//
+// Work unit: the 8 packed groups b*64 + s + 8r (r = 0..7) of canonical block b, which hold the
+// complete chains of lanes 4s..4s+3 (see RowMath::accumulate_group). A unit reads its gradient
+// as 16-byte vectors and each 3-byte group once, and the units of a warp read contiguous memory.
 #pragma once
 
 #include "TernaryCounter_Hash.hpp"
@@ -8,6 +12,7 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <cstdint>
 #include <stdexcept>
 #include <string>
 
@@ -24,72 +29,104 @@ struct RowUpdateKernel {
   Kokkos::View<float*, memory_space> scale;
   Kokkos::View<float*, memory_space> v;
   Kokkos::View<const float**, Kokkos::LayoutRight, memory_space> grad;
-  UpdateConstants k;        ///< k.row_offset is the global index of row 0 of these views
-  int blocks_per_pass = 1;  ///< 256-column blocks whose lane partials are in scratch at once
+  UpdateConstants k;          ///< k.row_offset is the global index of row 0 of these views
+  bool vector_loads = false;  ///< the gradient's rows are 16-byte aligned
+  int scratch_level = 0;
 
-  KOKKOS_INLINE_FUNCTION static std::size_t scratch_bytes(int blocks_per_pass) {
-    return sizeof(LanePartial) * (std::size_t(blocks_per_pass) * RowMath::sum_lanes + 1);
+  KOKKOS_INLINE_FUNCTION std::int64_t blocks() const { return RowMath::sum_block_count(k.in); }
+  KOKKOS_INLINE_FUNCTION std::int64_t units() const {
+    return blocks() * RowMath::group_strides_per_block;
+  }
+  /// Lane partials of every block of a row.
+  static std::size_t scratch_bytes(std::int64_t in) {
+    return sizeof(LanePartial) * std::size_t(RowMath::sum_block_count(in) * RowMath::sum_lanes);
   }
 
-  KOKKOS_FUNCTION float ternary(std::int64_t row, std::int64_t i) const {
-    const std::uint32_t word = load_group(&codes(row, bytes_per_group * (i / codes_per_group)));
-    return float(decode_ternary(group_code(word, int(i % codes_per_group)), k.C));
+  KOKKOS_INLINE_FUNCTION void load_gradient(std::int64_t row, std::int64_t group,
+                                            float (&g)[4]) const {
+    const float* p = &grad(row, codes_per_group * group);
+    if (vector_loads) {
+      struct alignas(16) Vec4 {
+        float v[4];
+      };
+      const Vec4 q = *reinterpret_cast<const Vec4*>(p);
+      for (int j = 0; j < 4; ++j) g[j] = q.v[j];
+    } else {
+      for (int j = 0; j < 4; ++j) g[j] = p[j];
+    }
+  }
+
+  /// Calls f(group) for the groups of unit u in ascending chain order.
+  template <class F>
+  KOKKOS_INLINE_FUNCTION void for_unit_groups(std::int64_t u, const F& f) const {
+    const std::int64_t groups = k.in / codes_per_group;
+    const std::int64_t b = u / RowMath::group_strides_per_block;
+    const std::int64_t s = u % RowMath::group_strides_per_block;
+    for (int r = 0; r < RowMath::group_strides_per_block; ++r) {
+      const std::int64_t group =
+          b * RowMath::groups_per_block + s + std::int64_t(r) * RowMath::group_strides_per_block;
+      if (group >= groups) break;
+      f(group);
+    }
   }
 
   KOKKOS_FUNCTION void operator()(const member_type& team, std::int64_t& skipped) const {
     const std::int64_t row = team.league_rank();
-    const std::int64_t in = k.in;
     auto* partial =
-        static_cast<LanePartial*>(team.team_shmem().get_shmem(scratch_bytes(blocks_per_pass)));
-    LanePartial* total = partial + blocks_per_pass * RowMath::sum_lanes;
+        static_cast<LanePartial*>(team.team_scratch(scratch_level).get_shmem(scratch_bytes(k.in)));
 
-    // Step 2: lane partials in parallel, then the fixed fold and the ascending block sum.
-    const auto grad_of = [&](std::int64_t i) { return grad(row, i); };
-    const auto ternary_of = [&](std::int64_t i) { return ternary(row, i); };
-    const std::int64_t blocks = RowMath::sum_block_count(in);
-    Kokkos::single(Kokkos::PerTeam(team), [&]() { *total = LanePartial{}; });
-    for (std::int64_t first = 0; first < blocks; first += blocks_per_pass) {
-      const int count = int(Kokkos::min(std::int64_t(blocks_per_pass), blocks - first));
-      team.team_barrier();
-      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, count * RowMath::sum_lanes), [&](int q) {
-        partial[q] = RowMath::lane_partial(grad_of, ternary_of, in, first + q / RowMath::sum_lanes,
-                                           q % RowMath::sum_lanes);
+    // Step 2: every lane chain of the row, then per block the fixed fold, then the blocks in
+    // ascending order.
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, units()), [&](std::int64_t u) {
+      LanePartial p[4] = {};
+      for_unit_groups(u, [&](std::int64_t group) {
+        float g[4];
+        load_gradient(row, group, g);
+        RowMath::accumulate_group(p, g, load_group(&codes(row, bytes_per_group * group)), k.C);
       });
-      team.team_barrier();
-      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, count),
-                           [&](int b) { RowMath::fold_lanes(partial + b * RowMath::sum_lanes); });
-      team.team_barrier();
-      Kokkos::single(Kokkos::PerTeam(team), [&]() {
-        for (int b = 0; b < count; ++b) {
-          RowMath::add_block(*total, partial[b * RowMath::sum_lanes], first + b == 0);
-        }
-      });
-    }
+      const std::int64_t lane0 = (u / RowMath::group_strides_per_block) * RowMath::sum_lanes +
+                                 4 * (u % RowMath::group_strides_per_block);
+      for (int pos = 0; pos < 4; ++pos) partial[lane0 + pos] = p[pos];
+    });
+    team.team_barrier();
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, blocks()), [&](std::int64_t b) {
+      RowMath::fold_lanes(partial + b * RowMath::sum_lanes);
+    });
     team.team_barrier();
 
     // Steps 3-8, once per row, broadcast to the team.
     RowMath::RowScalars rs;
     Kokkos::single(
         Kokkos::PerTeam(team),
-        [&](RowMath::RowScalars& r) { r = RowMath::row_scalars(k, *total, v(row), scale(row)); },
+        [&](RowMath::RowScalars& r) {
+          LanePartial sums{};
+          for (std::int64_t b = 0; b < blocks(); ++b) {
+            RowMath::add_block(sums, partial[b * RowMath::sum_lanes], b == 0);
+          }
+          r = RowMath::row_scalars(k, sums, v(row), scale(row));
+        },
         rs);
     if (rs.skip) {
       if (team.team_rank() == 0) skipped += 1;
       return;
     }
 
-    // Steps 9-10: one packed group (4 weights, 3 bytes) per iteration.
+    // Steps 9-10, a group (4 weights, 3 bytes) at a time.
     const std::int64_t global_row = k.row_offset + row;
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, in / codes_per_group), [&](std::int64_t g) {
-      std::uint8_t* bytes = &codes(row, bytes_per_group * g);
-      const std::uint32_t word = load_group(bytes);
-      int next[codes_per_group];
-      for (int lane = 0; lane < codes_per_group; ++lane) {
-        const std::int64_t i = codes_per_group * g + lane;
-        const float u = uniform01(k.seed, element_index(global_row, in, i));
-        next[lane] = RowMath::updated_code(k, rs, group_code(word, lane), grad(row, i), u);
-      }
-      store_group(make_group(next[0], next[1], next[2], next[3]), bytes);
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, units()), [&](std::int64_t u) {
+      for_unit_groups(u, [&](std::int64_t group) {
+        std::uint8_t* bytes = &codes(row, bytes_per_group * group);
+        const std::uint32_t word = load_group(bytes);
+        float g[4];
+        load_gradient(row, group, g);
+        int next[codes_per_group];
+        for (int pos = 0; pos < codes_per_group; ++pos) {
+          const std::int64_t i = codes_per_group * group + pos;
+          const float u01 = uniform01(k.seed, element_index(global_row, k.in, i));
+          next[pos] = RowMath::updated_code(k, rs, group_code(word, pos), g[pos], u01);
+        }
+        store_group(make_group(next[0], next[1], next[2], next[3]), bytes);
+      });
     });
 
     // Step 11.
@@ -99,16 +136,20 @@ struct RowUpdateKernel {
     });
   }
 
-  /// The team size for a requested one (0 = the backend's default); throws
-  /// std::invalid_argument if the backend cannot run it. Callers check before changing anything.
-  static int resolve_team_size(const ExecSpace& space, int requested) {
-    const int team_size = requested == 0 ? Tiling<ExecSpace>::update_team_size : requested;
-    RowUpdateKernel probe{};
-    probe.blocks_per_pass = Kokkos::max(1, team_size / RowMath::sum_lanes);
-    const auto policy =
-        policy_type(space, 1, Kokkos::AUTO)
-            .set_scratch_size(0, Kokkos::PerTeam(scratch_bytes(probe.blocks_per_pass)));
-    const int team_size_max = policy.team_size_max(probe, Kokkos::ParallelReduceTag());
+  /// Threads per row for a requested count (0 = the backend's choice for rows of width `in`);
+  /// throws std::invalid_argument if the backend cannot run it. Callers check before changing
+  /// anything.
+  static int resolve_team_size(const ExecSpace& space, int requested, std::int64_t in) {
+    int team_size = requested;
+    if (team_size == 0) {
+      // One unit per thread up to the backend's preferred size, whole warps on GPUs.
+      const std::int64_t units = RowMath::sum_block_count(in) * RowMath::group_strides_per_block;
+      team_size =
+          int(Kokkos::min<std::int64_t>(Tiling<ExecSpace>::update_team_size,
+                                        Kokkos::max<std::int64_t>(1, (units + 31) / 32 * 32)));
+    }
+    const auto policy = policy_type(space, 1, Kokkos::AUTO);
+    const int team_size_max = policy.team_size_max(RowUpdateKernel{}, Kokkos::ParallelReduceTag());
     if (team_size > team_size_max) {
       throw std::invalid_argument("TernaryCounter: team_size = " + std::to_string(team_size) +
                                   " exceeds this backend's maximum of " +
@@ -117,17 +158,19 @@ struct RowUpdateKernel {
     return team_size;
   }
 
-  /// Runs the update on all rows of the views with `team_size` threads per row (0 = the
-  /// backend's default); returns the number of skipped rows.
+  /// Runs the update on all rows of the views with `requested_team_size` threads per row
+  /// (0 = the backend's default); returns the number of skipped rows.
   std::int64_t run(const ExecSpace& space, int requested_team_size) const {
     const std::int64_t rows = codes.extent(0);
-    const int team_size = resolve_team_size(space, requested_team_size);
+    const int team_size = resolve_team_size(space, requested_team_size, k.in);
     if (rows == 0) return 0;
     RowUpdateKernel kernel = *this;
-    kernel.blocks_per_pass = Kokkos::max(1, team_size / RowMath::sum_lanes);
-    const auto policy =
-        policy_type(space, rows, team_size)
-            .set_scratch_size(0, Kokkos::PerTeam(scratch_bytes(kernel.blocks_per_pass)));
+    kernel.vector_loads =
+        reinterpret_cast<std::uintptr_t>(grad.data()) % 16 == 0 && grad.stride(0) % 4 == 0;
+    const std::size_t bytes = scratch_bytes(k.in);
+    auto policy = policy_type(space, rows, team_size);
+    kernel.scratch_level = bytes <= std::size_t(policy.scratch_size_max(0)) ? 0 : 1;
+    policy.set_scratch_size(kernel.scratch_level, Kokkos::PerTeam(bytes));
     std::int64_t skipped = 0;
     Kokkos::parallel_reduce("TernaryCounter::row_update", policy, kernel, skipped);
     return skipped;
