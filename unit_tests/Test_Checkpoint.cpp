@@ -1,0 +1,307 @@
+// Checkpoint files: the safetensors layout byte by byte, round trips, crash-safe writes and
+// every way the loader must refuse a file (leaving the caller's state untouched).
+#include "Test_Common.hpp"
+
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+
+namespace TernaryCounter::Test {
+namespace {
+
+namespace fs = std::filesystem;
+
+PackedState<Kokkos::HostSpace> sample_state(std::int64_t out, std::int64_t in, int C,
+                                            std::uint32_t seed) {
+  Kokkos::View<std::uint8_t**, Kokkos::HostSpace> codes("codes", out, in);
+  Kokkos::View<float*, Kokkos::HostSpace> scale("scale", out), v("v", out);
+  for (std::int64_t o = 0; o < out; ++o) {
+    for (std::int64_t i = 0; i < in; ++i) {
+      codes(o, i) = std::uint8_t(hash_u32(seed ^ std::uint32_t(o * in + i)) % code_count(C));
+    }
+    scale(o) = 0.25f + 0.125f * float(o) + float(seed % 7);
+    v(o) = 1e-3f * float(o + 1);
+  }
+  return pack_state("sample", codes, scale, v, C);
+}
+
+Checkpoint sample_checkpoint() {
+  Checkpoint c;
+  c.C = 8;
+  c.step = 42;
+  c.metadata["note"] = "a \"quoted\" note\n";
+  c.layers.push_back({"fc1", sample_state(3, 8, 8, 1)});
+  c.layers.push_back({"fc2", sample_state(2, 4, 8, 2)});
+  return c;
+}
+
+bool same_state(const PackedState<Kokkos::HostSpace>& a, const PackedState<Kokkos::HostSpace>& b) {
+  if (a.out() != b.out() || a.in() != b.in() || a.C != b.C) return false;
+  for (std::int64_t o = 0; o < a.out(); ++o) {
+    for (std::size_t k = 0; k < a.codes.extent(1); ++k) {
+      if (a.codes(o, k) != b.codes(o, k)) return false;
+    }
+    if (std::memcmp(&a.scale(o), &b.scale(o), 4) || std::memcmp(&a.v(o), &b.v(o), 4)) return false;
+  }
+  return true;
+}
+
+std::uint64_t read_u64(const std::string& s, std::size_t at) {
+  std::uint64_t x = 0;
+  for (int b = 0; b < 8; ++b) x |= std::uint64_t(static_cast<unsigned char>(s[at + b])) << (8 * b);
+  return x;
+}
+
+// Rebuilds a file image with a new header (the length prefix follows it).
+std::string with_header(const std::string& image, std::string header) {
+  const std::uint64_t n = read_u64(image, 0);
+  const std::string data = image.substr(8 + n);
+  std::string out(8, '\0');
+  for (int b = 0; b < 8; ++b) out[b] = char((header.size() >> (8 * b)) & 0xFF);
+  return out + header + data;
+}
+
+std::string header_of(const std::string& image) {
+  return image.substr(8, read_u64(image, 0));
+}
+
+std::string replace_once(std::string s, const std::string& from, const std::string& to) {
+  const std::size_t at = s.find(from);
+  EXPECT_NE(at, std::string::npos) << from;
+  if (at != std::string::npos) s.replace(at, from.size(), to);
+  return s;
+}
+
+fs::path temp_dir(const std::string& name) {
+  const fs::path dir = fs::temp_directory_path() /
+                       ("ternarycounter-test-" + name + "-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir;
+}
+
+void write_file(const fs::path& p, const std::string& bytes) {
+  std::ofstream f(p, std::ios::binary | std::ios::trunc);
+  f.write(bytes.data(), std::streamsize(bytes.size()));
+}
+
+TEST(Checkpoint, FileLayoutIsSafetensors) {
+  const Checkpoint c = sample_checkpoint();
+  const std::string image = serialize_checkpoint(c);
+  const std::uint64_t n = read_u64(image, 0);
+  ASSERT_LE(8 + n, image.size());
+  EXPECT_EQ(n % 8, 0u) << "header padded to 8 bytes";
+  const std::string header = header_of(image);
+  EXPECT_EQ(header.front(), '{');
+  EXPECT_EQ(header[header.find_last_not_of(' ')], '}');
+  // Exact expected header text (tensors: F32 first, then U8; offsets relative to the data).
+  const std::string expected =
+      "{\"__metadata__\":{\"C\":\"8\",\"format_version\":\"1\",\"note\":\"a \\\"quoted\\\" "
+      "note\\n\",\"step\":\"42\"},"
+      "\"fc1.scale\":{\"dtype\":\"F32\",\"shape\":[3,1],\"data_offsets\":[0,12]},"
+      "\"fc1.v\":{\"dtype\":\"F32\",\"shape\":[3,1],\"data_offsets\":[12,24]},"
+      "\"fc2.scale\":{\"dtype\":\"F32\",\"shape\":[2,1],\"data_offsets\":[24,32]},"
+      "\"fc2.v\":{\"dtype\":\"F32\",\"shape\":[2,1],\"data_offsets\":[32,40]},"
+      "\"fc1.state\":{\"dtype\":\"U8\",\"shape\":[3,6],\"data_offsets\":[40,58]},"
+      "\"fc2.state\":{\"dtype\":\"U8\",\"shape\":[2,3],\"data_offsets\":[58,64]}}";
+  EXPECT_EQ(header.substr(0, header.find_last_not_of(' ') + 1), expected);
+  ASSERT_EQ(image.size(), 8 + n + 64);
+  // The data bytes: little-endian floats and the packed rows.
+  const std::size_t data = 8 + n;
+  const auto& fc1 = c.layers[0].state;
+  for (std::int64_t o = 0; o < 3; ++o) {
+    std::uint32_t bits = 0;
+    for (int b = 0; b < 4; ++b) {
+      bits |= std::uint32_t(static_cast<unsigned char>(image[data + 4 * o + b])) << (8 * b);
+    }
+    float f;
+    std::memcpy(&f, &bits, 4);
+    EXPECT_EQ(f, fc1.scale(o));
+    for (int k = 0; k < 6; ++k) {
+      EXPECT_EQ(static_cast<unsigned char>(image[data + 40 + 6 * o + k]), fc1.codes(o, k));
+    }
+  }
+}
+
+TEST(Checkpoint, SaveLoadRoundTripAndNoTemporaryLeft) {
+  const fs::path dir = temp_dir("roundtrip");
+  const std::string path = (dir / "model.safetensors").string();
+  Checkpoint c = sample_checkpoint();
+  save_checkpoint(path, c);
+  c.step = 43;  // overwrite an existing file
+  save_checkpoint(path, c);
+  const Checkpoint r = read_checkpoint(path);
+  EXPECT_EQ(r.C, 8);
+  EXPECT_EQ(r.step, 43);
+  EXPECT_EQ(r.metadata.at("note"), c.metadata.at("note"));
+  ASSERT_EQ(r.layers.size(), 2u);
+  EXPECT_TRUE(same_state(r.layer("fc1").state, c.layers[0].state));
+  EXPECT_TRUE(same_state(r.layer("fc2").state, c.layers[1].state));
+  int files = 0;
+  for (const auto& entry : fs::directory_iterator(dir)) {
+    ++files;
+    EXPECT_EQ(entry.path().filename(), "model.safetensors");
+  }
+  EXPECT_EQ(files, 1);
+  // Device round trip through save_layers / load_layers.
+  const auto dev = create_mirror_and_copy(ExecSpace{}, c.layers[0].state);
+  save_layers<MemSpace>(path, {{"only", dev}}, 7, {{"k", "v"}});
+  PackedState<MemSpace> target("target", 3, 8, 8);
+  const Checkpoint back = load_layers<MemSpace>(path, {{"only", target}});
+  EXPECT_EQ(back.step, 7);
+  EXPECT_EQ(back.metadata.at("k"), "v");
+  EXPECT_TRUE(same_state(create_mirror_and_copy(Kokkos::DefaultHostExecutionSpace{}, target),
+                         c.layers[0].state));
+  fs::remove_all(dir);
+}
+
+TEST(Checkpoint, FailedWriteLeavesNothing) {
+  const fs::path dir = temp_dir("failedwrite");
+  EXPECT_THROW(save_checkpoint((dir / "missing" / "x.safetensors").string(), sample_checkpoint()),
+               CheckpointError);
+  EXPECT_TRUE(fs::is_empty(dir));
+  fs::remove_all(dir);
+}
+
+// Every refusal: load_layers throws CheckpointError and the target keeps its contents.
+void expect_rejected(const std::string& image, const std::string& what, int target_C = 8) {
+  static int counter = 0;
+  const fs::path dir = temp_dir("reject");
+  const fs::path path = dir / ("bad" + std::to_string(counter++) + ".safetensors");
+  write_file(path, image);
+  const auto original = sample_state(3, 8, target_C, 99);
+  const auto target = create_mirror_and_copy(ExecSpace{}, original);
+  try {
+    load_layers<MemSpace>(path.string(), {{"fc1", target}});
+    ADD_FAILURE() << what << ": accepted";
+  } catch (const CheckpointError& e) {
+    EXPECT_NE(std::string(e.what()).size(), 0u);
+  }
+  EXPECT_TRUE(
+      same_state(create_mirror_and_copy(Kokkos::DefaultHostExecutionSpace{}, target), original))
+      << what << ": target changed";
+  fs::remove_all(dir);
+}
+
+TEST(Checkpoint, RejectsEveryTruncationLength) {
+  const std::string image = serialize_checkpoint(sample_checkpoint());
+  for (std::size_t n = 0; n < image.size(); ++n) {
+    EXPECT_THROW(parse_checkpoint(std::string_view(image).substr(0, n)), CheckpointError)
+        << "truncated to " << n << " of " << image.size();
+  }
+  EXPECT_THROW(parse_checkpoint(image + "x"), CheckpointError) << "trailing byte";
+  EXPECT_NO_THROW(parse_checkpoint(image));
+  expect_rejected(image.substr(0, image.size() - 1), "file truncated by one byte");
+}
+
+TEST(Checkpoint, RejectsWrongDtypesShapesAndOffsets) {
+  const std::string image = serialize_checkpoint(sample_checkpoint());
+  const std::string h = header_of(image);
+  const std::string scale = "\"fc1.scale\":{\"dtype\":\"F32\",\"shape\":[3,1]";
+  const std::string state = "\"fc1.state\":{\"dtype\":\"U8\",\"shape\":[3,6]";
+  const std::pair<std::string, std::string> edits[] = {
+      {scale, "\"fc1.scale\":{\"dtype\":\"F16\",\"shape\":[3,1]"},
+      {scale, "\"fc1.scale\":{\"dtype\":\"I32\",\"shape\":[3,1]"},
+      {scale, "\"fc1.scale\":{\"dtype\":\"F32\",\"shape\":[1,3]"},
+      {scale, "\"fc1.scale\":{\"dtype\":\"F32\",\"shape\":[3,1,1]"},
+      {scale, "\"fc1.scale\":{\"dtype\":\"F32\",\"shape\":[3]"},
+      {state, "\"fc1.state\":{\"dtype\":\"I8\",\"shape\":[3,6]"},
+      {state, "\"fc1.state\":{\"dtype\":\"U8\",\"shape\":[6,3]"},
+      {state, "\"fc1.state\":{\"dtype\":\"U8\",\"shape\":[2,9]"},
+      {"[0,12]", "[0,11]"},
+      {"[12,24]", "[13,25]"},
+      {"[40,58]", "[41,58]"},
+      {"\"fc2.v\"", "\"fc2.w\""},
+      {"\"fc2.v\"", "\"fc3.v\""},
+      {"\"fc1.state\"", "\"fc1.scale\""},
+      {"\"dtype\":\"U8\",", "\"dtype\":\"U8\",\"extra\":1,"},
+      {"\"C\":\"8\"", "\"C\":\"12\""},
+      {"\"C\":\"8\"", "\"C\":\"x\""},
+      {"\"C\":\"8\"", "\"c\":\"8\""},
+      {"\"step\":\"42\"", "\"step\":\"-1\""},
+      {"\"step\":\"42\"", "\"step\":42"},
+      {"\"format_version\":\"1\"", "\"format_version\":\"2\""},
+      {"{\"__metadata__\"", "{\"__metadatb__\""},
+  };
+  for (const auto& [from, to] : edits) {
+    expect_rejected(with_header(image, replace_once(h, from, to)), from + " -> " + to);
+  }
+  // A C change that keeps the header valid but makes a code invalid (C=2 has 9 codes).
+  expect_rejected(with_header(image, replace_once(h, "\"C\":\"8\"", "\"C\":\"2\"")),
+                  "codes not valid for C");
+  // C mismatch between the file and the caller's state.
+  expect_rejected(image, "target C differs", 5);
+  // Unknown layer name asked for, and a shape that differs from the caller's.
+  Checkpoint other = sample_checkpoint();
+  other.layers[0].state = sample_state(4, 8, 8, 1);
+  expect_rejected(serialize_checkpoint(other), "target shape differs");
+  other.layers[0].name = "fcX";
+  expect_rejected(serialize_checkpoint(other), "layer missing");
+  // A code byte pattern that is not valid for C=8 (code 63).
+  std::string bad_code = image;
+  bad_code[8 + read_u64(image, 0) + 40] = char(0xFF);
+  expect_rejected(bad_code, "invalid code");
+}
+
+TEST(Checkpoint, RejectsHeadersThatDoNotParse) {
+  const std::string image = serialize_checkpoint(sample_checkpoint());
+  const std::string h = header_of(image);
+  for (const std::string& bad :
+       {std::string(""), std::string("   "), std::string("[]"), std::string("{"),
+        h.substr(0, h.find_last_not_of(' ')), h + "x", replace_once(h, ":", "="),
+        replace_once(h, "[3,1]", "[3,1.0]"), replace_once(h, "[3,1]", "[3,-1]"),
+        replace_once(h, "[3,1]", "[03,1]"), replace_once(h, "[3,1]", "[3,1,]"),
+        replace_once(h, "\"note\"", "\"n\\qte\""), replace_once(h, "\"note\"", "\"n\x01te\""),
+        replace_once(h, "\"note\"", "\"n\xC3te\""), replace_once(h, "\"note\"", "\"n\\ud800te\""),
+        replace_once(h, "\"note\"", "\"step\""),
+        replace_once(h, "\"step\":\"42\"", "\"step\":null"),
+        replace_once(h, "[3,1]", "[99999999999999999999,1]")}) {
+    expect_rejected(with_header(image, bad), "header '" + bad + "'");
+  }
+  // Header length prefixes that lie.
+  for (const std::uint64_t n :
+       {std::uint64_t(0), std::uint64_t(1), std::uint64_t(image.size()), ~std::uint64_t(0)}) {
+    std::string lie = image;
+    for (int b = 0; b < 8; ++b) lie[b] = char((n >> (8 * b)) & 0xFF);
+    expect_rejected(lie, "header length " + std::to_string(n));
+  }
+}
+
+TEST(Checkpoint, RandomHeaderByteFlipsNeverCrashAndRejectionsChangeNothing) {
+  const std::string image = serialize_checkpoint(sample_checkpoint());
+  const std::size_t n = read_u64(image, 0);
+  int rejected = 0, accepted = 0;
+  for (std::uint32_t trial = 0; trial < 1000; ++trial) {
+    std::string flipped = image;
+    const std::uint32_t h = hash_u32(trial * 2654435761u + 1);
+    const std::size_t at = 8 + h % n;
+    const unsigned char mask = static_cast<unsigned char>(1u << ((h >> 16) % 8));
+    flipped[at] = char(static_cast<unsigned char>(flipped[at]) ^ mask);
+    try {
+      const Checkpoint c = parse_checkpoint(flipped);
+      // A flip inside a free-text value (the note) still parses; the tensors must be intact.
+      // (A flip in C or step digits may give another valid value; the data must be unchanged.)
+      ++accepted;
+      const auto& got = c.layer("fc1").state;
+      const auto want = sample_checkpoint().layers[0].state;
+      for (std::int64_t o = 0; o < 3; ++o) {
+        EXPECT_EQ(std::memcmp(&got.codes(o, 0), &want.codes(o, 0), 6), 0);
+        EXPECT_EQ(got.scale(o), want.scale(o));
+      }
+    } catch (const CheckpointError&) {
+      ++rejected;
+    }
+  }
+  EXPECT_GT(rejected, 800) << accepted << " flips were accepted";
+  for (std::uint32_t trial = 0; trial < 20; ++trial) {
+    std::string flipped = image;
+    const std::size_t at = 8 + hash_u32(trial + 77) % 17;  // "{"__metadata__":{" : always fatal
+    flipped[at] = char(static_cast<unsigned char>(flipped[at]) ^ 0x20);
+    expect_rejected(flipped, "flip at " + std::to_string(at));
+  }
+}
+
+}  // namespace
+}  // namespace TernaryCounter::Test

@@ -1,0 +1,92 @@
+// TernaryLinear: per-step seeds, and the resume identity (save after N steps, load, M more
+// steps == N + M steps straight, bit for bit).
+#include "Test_Common.hpp"
+
+#include <cstring>
+#include <filesystem>
+
+namespace TernaryCounter::Test {
+namespace {
+
+using Matrix = Kokkos::View<float**, Kokkos::LayoutRight, MemSpace>;
+
+constexpr std::int64_t M = 6, out = 8, in = 16;
+
+float data_value(std::int64_t step, std::uint32_t what, std::int64_t index) {
+  const std::uint32_t h =
+      hash_u32(std::uint32_t(step) * 7919u ^ hash_u32(what) ^ hash_u32(std::uint32_t(index)));
+  return float(h & 0xFFFF) / 32768.0f - 1.0f;
+}
+
+// One training step: forward, an MSE-like output gradient y - target, backward_input, update.
+void train_step(TernaryLinear<ExecSpace>& layer) {
+  const std::int64_t s = layer.step();
+  auto x_h = Kokkos::View<float**, Kokkos::LayoutRight, Kokkos::HostSpace>("x", M, in);
+  for (std::int64_t k = 0; k < M * in; ++k) x_h.data()[k] = data_value(s, 1, k);
+  const auto x = Kokkos::create_mirror_view_and_copy(MemSpace{}, x_h);
+  Matrix y("y", M, out), grad_x("grad_x", M, in);
+  layer.forward(x, y);
+  auto g_h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, y);
+  for (std::int64_t k = 0; k < M * out; ++k) g_h.data()[k] -= data_value(s, 2, k);
+  const auto g = Kokkos::create_mirror_view_and_copy(MemSpace{}, g_h);
+  layer.backward_input(g, grad_x);
+  layer.update_from_io(x, g);
+}
+
+UpdateParams params() {
+  UpdateParams p;
+  p.C = 4;
+  p.lr = 0.5;
+  p.lr_scale = 1e-2;
+  return p;
+}
+
+PackedState<Kokkos::HostSpace> host_copy(const TernaryLinear<ExecSpace>& layer) {
+  return create_mirror_and_copy(Kokkos::DefaultHostExecutionSpace{}, layer.state());
+}
+
+bool identical(const PackedState<Kokkos::HostSpace>& a, const PackedState<Kokkos::HostSpace>& b) {
+  return a.codes.span() == b.codes.span() &&
+         std::memcmp(a.codes.data(), b.codes.data(), a.codes.span()) == 0 &&
+         std::memcmp(a.scale.data(), b.scale.data(), 4 * a.scale.span()) == 0 &&
+         std::memcmp(a.v.data(), b.v.data(), 4 * a.v.span()) == 0;
+}
+
+TEST(TernaryLinear, StepSeedFollowsTheDocumentedFormula) {
+  EXPECT_EQ(TernaryLinear<ExecSpace>::step_seed(123u, 5), hash_u32(123u ^ hash_u32(5u)));
+  TernaryLinear<ExecSpace> layer(ExecSpace{}, "layer", out, in, params(), 9u);
+  EXPECT_EQ(layer.step(), 0);
+  train_step(layer);
+  EXPECT_EQ(layer.step(), 1);
+}
+
+TEST(TernaryLinear, ResumeFromCheckpointIsBitIdenticalToStraightRun) {
+  constexpr int N = 6, K = 5;
+  TernaryLinear<ExecSpace> straight(ExecSpace{}, "straight", out, in, params(), 77u);
+  randomize_ternary(straight.state(), 5u, 0.5f);
+  const auto initial = host_copy(straight);
+  for (int s = 0; s < N + K; ++s) train_step(straight);
+  EXPECT_FALSE(identical(initial, host_copy(straight))) << "training changed nothing";
+
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("ternarycounter-resume-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string path = (dir / "layer.safetensors").string();
+  {
+    TernaryLinear<ExecSpace> first(ExecSpace{}, "first", out, in, params(), 77u);
+    randomize_ternary(first.state(), 5u, 0.5f);
+    for (int s = 0; s < N; ++s) train_step(first);
+    save_layers<MemSpace>(path, {{"fc", first.state()}}, first.step());
+  }
+  TernaryLinear<ExecSpace> resumed(ExecSpace{}, "resumed", out, in, params(), 77u);
+  const Checkpoint c = load_layers<MemSpace>(path, {{"fc", resumed.state()}});
+  resumed.set_step(c.step);
+  EXPECT_EQ(resumed.step(), N);
+  for (int s = 0; s < K; ++s) train_step(resumed);
+  EXPECT_EQ(resumed.step(), straight.step());
+  EXPECT_TRUE(identical(host_copy(resumed), host_copy(straight)));
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace TernaryCounter::Test
