@@ -1,0 +1,446 @@
+// ternary-counter-train: trains a two-layer ternary MLP (in -> hidden, ReLU, -> classes) with
+// counter updates on a synthetic classification task whose answer is known: the labels are the
+// argmax of a fixed random ternary "teacher" network (in -> teacher_hidden, ReLU, -> classes).
+// Inputs are uniform in [-sqrt 3, sqrt 3] (unit variance), drawn by hash from (seed, step), so a
+// step's batch is a function of the step alone and a resumed run sees the same data.
+// Each step: forward -> softmax cross-entropy -> backward_input -> update_from_io (both layers).
+// The printed loss and accuracy are measured on a fixed evaluation set, summed on the host in a
+// fixed order, so every backend prints the same numbers.
+#include <TernaryCounter.hpp>
+
+#include <Kokkos_Core.hpp>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+#include <map>
+#include <optional>
+#include <stdexcept>
+#include <string>
+
+namespace {
+
+using namespace TernaryCounter;
+
+struct Options {
+  std::int64_t steps = 1200;
+  std::uint32_t seed = 1;
+  std::string exec = "default";
+  std::string save, resume;
+  std::int64_t in = 32, hidden = 128, classes = 4, teacher_hidden = 16, batch = 256;
+  std::int64_t eval = 2048, log_every = 50;
+  std::map<std::string, bool> given;  // which of seed / sizes were on the command line
+};
+
+const char* const usage =
+    "usage: ternary-counter-train [--steps N] [--seed S] [--exec default|serial] [--save FILE]\n"
+    "                             [--resume FILE] [--in N] [--hidden N] [--classes N]\n"
+    "                             [--teacher-hidden N] [--batch N] [--eval N] [--log-every N]\n"
+    "  in, hidden and teacher-hidden must be multiples of 4. --resume continues the checkpoint's\n"
+    "  step count for --steps more steps; seed and sizes come from the checkpoint.";
+
+std::int64_t integer(const std::string& flag, const std::string& text, std::int64_t lo) {
+  std::size_t used = 0;
+  long long value = 0;
+  try {
+    value = std::stoll(text, &used);
+  } catch (const std::logic_error&) {
+    used = 0;
+  }
+  if (used != text.size() || value < lo) {
+    throw std::invalid_argument(flag + " needs an integer >= " + std::to_string(lo) + ", got '" +
+                                text + "'");
+  }
+  return value;
+}
+
+Options parse(int argc, char** argv) {
+  Options o;
+  for (int a = 1; a < argc; ++a) {
+    const std::string arg = argv[a];
+    if (arg == "--help" || arg == "-h") {
+      std::cout << usage << "\n";
+      std::exit(0);
+    }
+    if (a + 1 >= argc) throw std::invalid_argument(arg + " needs a value (or is unknown)");
+    const std::string value = argv[++a];
+    const std::map<std::string, std::int64_t*> sizes = {{"--in", &o.in},
+                                                        {"--hidden", &o.hidden},
+                                                        {"--classes", &o.classes},
+                                                        {"--batch", &o.batch},
+                                                        {"--eval", &o.eval},
+                                                        {"--teacher-hidden", &o.teacher_hidden},
+                                                        {"--log-every", &o.log_every}};
+    if (arg == "--steps") {
+      o.steps = integer(arg, value, 0);
+    } else if (arg == "--seed") {
+      o.seed = std::uint32_t(integer(arg, value, 0));
+      o.given["seed"] = true;
+    } else if (arg == "--exec") {
+      if (value != "default" && value != "serial") {
+        throw std::invalid_argument("--exec must be default or serial, got '" + value + "'");
+      }
+      o.exec = value;
+    } else if (arg == "--save") {
+      o.save = value;
+    } else if (arg == "--resume") {
+      o.resume = value;
+    } else if (sizes.count(arg)) {
+      *sizes.at(arg) = integer(arg, value, 1);
+      o.given[arg.substr(2)] = true;
+    } else {
+      throw std::invalid_argument("unknown option " + arg);
+    }
+  }
+  for (const auto& [name, v] : {std::pair{"--in", o.in}, std::pair{"--hidden", o.hidden},
+                                std::pair{"--teacher-hidden", o.teacher_hidden}}) {
+    if (v % 4 != 0) throw std::invalid_argument(std::string(name) + " must be a multiple of 4");
+  }
+  if (o.classes < 2) throw std::invalid_argument("--classes must be >= 2");
+  return o;
+}
+
+// Settings the data and the weights depend on: stored in checkpoints, checked on resume.
+std::map<std::string, std::string> run_metadata(const Options& o) {
+  return {{"seed", std::to_string(o.seed)},
+          {"in", std::to_string(o.in)},
+          {"hidden", std::to_string(o.hidden)},
+          {"classes", std::to_string(o.classes)},
+          {"teacher-hidden", std::to_string(o.teacher_hidden)},
+          {"batch", std::to_string(o.batch)}};
+}
+
+// Takes seed and sizes from a checkpoint; an explicit command-line value must agree.
+void adopt_metadata(Options& o, const std::map<std::string, std::string>& meta,
+                    const std::string& path) {
+  const std::map<std::string, std::int64_t*> fields = {{"in", &o.in},
+                                                       {"hidden", &o.hidden},
+                                                       {"classes", &o.classes},
+                                                       {"teacher-hidden", &o.teacher_hidden},
+                                                       {"batch", &o.batch}};
+  const auto read = [&](const std::string& key) {
+    if (!meta.count(key)) throw std::runtime_error(path + " has no metadata \"" + key + "\"");
+    return integer(path + " metadata " + key, meta.at(key), 0);
+  };
+  const auto check = [&](const std::string& key, std::int64_t current, std::int64_t stored) {
+    if (o.given.count(key) && current != stored) {
+      throw std::runtime_error("--" + key + " " + std::to_string(current) + " differs from the " +
+                               std::to_string(stored) + " " + path + " was trained with");
+    }
+  };
+  const std::int64_t seed = read("seed");
+  check("seed", o.seed, seed);
+  o.seed = std::uint32_t(seed);
+  for (const auto& [key, field] : fields) {
+    const std::int64_t stored = read(key);
+    check(key, *field, stored);
+    *field = stored;
+  }
+}
+
+// Independent seeds for the teacher, the student's init, each layer's rounding and the data.
+std::uint32_t derive(std::uint32_t seed, std::uint32_t purpose) {
+  return hash_u32(seed ^ hash_u32(purpose * 0x9E3779B9u + 0x632BE5ABu));
+}
+
+template <class ExecSpace>
+class Trainer {
+ public:
+  using Mem = typename ExecSpace::memory_space;
+  using Matrix = Kokkos::View<float**, Kokkos::LayoutRight, Mem>;
+  using Labels = Kokkos::View<int*, Mem>;
+
+  // Every array one pass over `rows` samples needs, allocated once (no allocation per step).
+  struct Buffers {
+    Matrix x, teacher_pre, teacher_logits, pre, h, logits, grad_logits, grad_h;
+    Labels labels;
+    Kokkos::View<float*, Mem> losses;
+    Kokkos::View<int*, Mem> correct;
+
+    Buffers(const Options& o, std::int64_t rows)
+        : x(alloc("x"), rows, o.in),
+          teacher_pre(alloc("teacher_pre"), rows, o.teacher_hidden),
+          teacher_logits(alloc("teacher_logits"), rows, o.classes),
+          pre(alloc("pre"), rows, o.hidden),
+          h(alloc("h"), rows, o.hidden),
+          logits(alloc("logits"), rows, o.classes),
+          grad_logits(alloc("grad_logits"), rows, o.classes),
+          grad_h(alloc("grad_h"), rows, o.hidden),
+          labels(alloc("labels"), rows),
+          losses(alloc("losses"), rows),
+          correct(alloc("correct"), rows) {}
+
+    static auto alloc(const std::string& what) {
+      return Kokkos::view_alloc("ternary-counter-train::" + what, Kokkos::WithoutInitializing);
+    }
+  };
+
+  explicit Trainer(const Options& o)
+      : o_(o),
+        teacher1_("teacher1", o.teacher_hidden, o.in, params().C),
+        teacher2_("teacher2", o.classes, o.teacher_hidden, params().C),
+        layer1_(space_, "layer1", o.hidden, o.in, params(), derive(o.seed, 3)),
+        layer2_(space_, "layer2", o.classes, o.hidden, params(), derive(o.seed, 4)),
+        batch_(o, o.batch),
+        eval_(o, o.eval) {
+    // Unit-variance pre-activations at init: W = scale * t with 2/3 of t non-zero.
+    randomize_ternary(teacher1_, derive(o.seed, 1), init_scale(o.in, 1.0));
+    randomize_ternary(teacher2_, derive(o.seed, 2), init_scale(o.teacher_hidden, 0.5));
+    randomize_ternary(layer1_.state(), derive(o.seed, 5), init_scale(o.in, 1.0));
+    randomize_ternary(layer2_.state(), derive(o.seed, 6), init_scale(o.hidden, 0.5));
+    make_batch(eval_, 0xFFFFFFFFu);
+  }
+
+  static UpdateParams params() {
+    UpdateParams p;
+    p.C = 8;
+    p.lr = 0.02;        // counter ticks per step: ~25 flips/step of ~4.6k weights
+    p.lr_scale = 2e-2;  // lets the row scales (the logit temperature) adapt
+    return p;
+  }
+
+  TernaryLinear<ExecSpace>& layer1() { return layer1_; }
+  TernaryLinear<ExecSpace>& layer2() { return layer2_; }
+  std::int64_t step() const { return layer1_.step(); }
+
+  /// One training step; returns the number of ternary values that changed.
+  std::int64_t train_step() {
+    Buffers& b = batch_;
+    make_batch(b, std::uint32_t(step()));
+    forward_loss(b);
+    layer2_.backward_input(b.grad_logits, b.grad_h);
+    relu_backward(b.pre, b.grad_h);  // grad_h becomes the gradient of the pre-activations
+    save_codes();
+    layer2_.update_from_io(b.h, b.grad_logits);
+    layer1_.update_from_io(b.x, b.grad_h);
+    return count_flips();
+  }
+
+  /// Mean loss and accuracy on the evaluation set, summed on the host in sample order.
+  std::pair<double, double> evaluate() {
+    forward_loss(eval_);
+    const auto l = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, eval_.losses);
+    const auto c = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, eval_.correct);
+    double loss = 0, hits = 0;
+    for (std::size_t m = 0; m < l.extent(0); ++m) {
+      loss += l(m);
+      hits += c(m);
+    }
+    return {loss / double(l.extent(0)), hits / double(l.extent(0))};
+  }
+
+ private:
+  Options o_;
+  ExecSpace space_;
+  PackedState<Mem> teacher1_, teacher2_;
+  TernaryLinear<ExecSpace> layer1_, layer2_;
+  Buffers batch_, eval_;
+  typename PackedState<Mem>::codes_view before1_, before2_;
+
+  // Inputs of batch `stream` and their teacher labels.
+  void make_batch(Buffers& b, std::uint32_t stream) const {
+    make_inputs(b.x, stream);
+    forward(space_, teacher1_, b.x, b.teacher_pre);
+    relu(b.teacher_pre, b.teacher_pre);
+    forward(space_, teacher2_, b.teacher_pre, b.teacher_logits);
+    argmax(b.teacher_logits, b.labels);
+  }
+
+  // The student's forward pass, per-sample losses and the loss gradient of the logits.
+  void forward_loss(Buffers& b) const {
+    layer1_.forward(b.x, b.pre);
+    relu(b.pre, b.h);
+    layer2_.forward(b.h, b.logits);
+    softmax_cross_entropy(b.logits, b.labels, b.losses, b.correct, b.grad_logits);
+  }
+
+  static float init_scale(std::int64_t fan_in, double active) {
+    return float(1.0 / std::sqrt(double(fan_in) * 2.0 / 3.0 * active));
+  }
+
+  void make_inputs(const Matrix& x, std::uint32_t stream) const {
+    const std::uint32_t seed = hash_u32(derive(o_.seed, 7) ^ hash_u32(stream));
+    const std::int64_t in = x.extent(1);
+    Kokkos::parallel_for(
+        "ternary-counter-train::inputs",
+        Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<2>>(space_, {0, 0},
+                                                          {std::int64_t(x.extent(0)), in}),
+        KOKKOS_LAMBDA(std::int64_t m, std::int64_t i) {
+          const float u = uniform01(seed, element_index(m, in, i));
+          x(m, i) = (2.0f * u - 1.0f) * 1.7320508f;
+        });
+  }
+
+  // labels(m) = the first k with the largest logits(m, k).
+  void argmax(const Matrix& logits, const Labels& labels) const {
+    const int K = int(logits.extent(1));
+    Kokkos::parallel_for(
+        "ternary-counter-train::argmax",
+        Kokkos::RangePolicy<ExecSpace>(space_, 0, logits.extent(0)), KOKKOS_LAMBDA(std::int64_t m) {
+          int best = 0;
+          for (int k = 1; k < K; ++k) {
+            if (logits(m, k) > logits(m, best)) best = k;
+          }
+          labels(m) = best;
+        });
+  }
+
+  void relu(const Matrix& in, const Matrix& out) const {
+    Kokkos::parallel_for(
+        "ternary-counter-train::relu",
+        Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<2>>(space_, {0, 0},
+                                                          {in.extent(0), in.extent(1)}),
+        KOKKOS_LAMBDA(std::int64_t m, std::int64_t j) {
+          out(m, j) = in(m, j) > 0.0f ? in(m, j) : 0.0f;
+        });
+  }
+
+  void relu_backward(const Matrix& pre, const Matrix& grad) const {
+    Kokkos::parallel_for(
+        "ternary-counter-train::relu_backward",
+        Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<2>>(space_, {0, 0},
+                                                          {pre.extent(0), pre.extent(1)}),
+        KOKKOS_LAMBDA(std::int64_t m, std::int64_t j) {
+          if (!(pre(m, j) > 0.0f)) grad(m, j) = 0.0f;
+        });
+  }
+
+  // Per sample: loss = log(sum exp(z - max)) - (z_label - max); grad = (softmax - onehot) / B.
+  void softmax_cross_entropy(const Matrix& logits, const Labels& labels,
+                             const Kokkos::View<float*, Mem>& losses,
+                             const Kokkos::View<int*, Mem>& correct, const Matrix& grad) const {
+    const int K = int(logits.extent(1));
+    const float inv_batch = 1.0f / float(logits.extent(0));
+    Kokkos::parallel_for(
+        "ternary-counter-train::softmax_cross_entropy",
+        Kokkos::RangePolicy<ExecSpace>(space_, 0, logits.extent(0)), KOKKOS_LAMBDA(std::int64_t m) {
+          float top = logits(m, 0);
+          int best = 0;
+          for (int k = 1; k < K; ++k) {
+            if (logits(m, k) > top) top = logits(m, k), best = k;
+          }
+          float sum = 0.0f;
+          for (int k = 0; k < K; ++k) sum += Kokkos::exp(logits(m, k) - top);
+          const int y = labels(m);
+          losses(m) = Kokkos::log(sum) - (logits(m, y) - top);
+          correct(m) = best == y ? 1 : 0;
+          for (int k = 0; k < K; ++k) {
+            const float p = Kokkos::exp(logits(m, k) - top) / sum;
+            grad(m, k) = (p - (k == y ? 1.0f : 0.0f)) * inv_batch;
+          }
+        });
+  }
+
+  void save_codes() {
+    const auto copy = [&](const auto& codes, auto& before) {
+      if (before.extent(0) != codes.extent(0) || before.extent(1) != codes.extent(1)) {
+        before =
+            std::remove_reference_t<decltype(before)>("before", codes.extent(0), codes.extent(1));
+      }
+      Kokkos::deep_copy(space_, before, codes);
+    };
+    copy(layer1_.state().codes, before1_);
+    copy(layer2_.state().codes, before2_);
+  }
+
+  // Ternary values that changed in the last update (an integer sum: any order gives the same).
+  std::int64_t count_flips() const {
+    std::int64_t total = 0;
+    for (const auto& pair :
+         {std::pair{before1_, layer1_.state().codes}, std::pair{before2_, layer2_.state().codes}}) {
+      const auto before = pair.first;
+      const auto after = pair.second;
+      const int lv = counter_levels(params().C);
+      std::int64_t flips = 0;
+      const std::int64_t groups = after.extent(1) / bytes_per_group;
+      Kokkos::parallel_reduce(
+          "ternary-counter-train::count_flips",
+          Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<2>>(
+              space_, {0, 0}, {std::int64_t(after.extent(0)), groups}),
+          KOKKOS_LAMBDA(std::int64_t o, std::int64_t g, std::int64_t & n) {
+            const std::uint32_t a = load_group(&before(o, 3 * g));
+            const std::uint32_t b = load_group(&after(o, 3 * g));
+            for (int lane = 0; lane < codes_per_group; ++lane) {
+              n += (group_code(a, lane) / lv != group_code(b, lane) / lv) ? 1 : 0;
+            }
+          },
+          flips);
+      total += flips;
+    }
+    return total;
+  }
+};
+
+template <class ExecSpace>
+int run(Options o) {
+  std::optional<Checkpoint> resumed;
+  if (!o.resume.empty()) {
+    resumed = read_checkpoint(o.resume);
+    adopt_metadata(o, resumed->metadata, o.resume);
+  }
+  Trainer<ExecSpace> trainer(o);
+  if (resumed) {
+    const Checkpoint c = load_layers<typename ExecSpace::memory_space>(
+        o.resume, {{"layer1", trainer.layer1().state()}, {"layer2", trainer.layer2().state()}});
+    trainer.layer1().set_step(c.step);
+    trainer.layer2().set_step(c.step);
+  }
+  std::printf(
+      "ternary-counter-train: exec=%s in=%lld hidden=%lld classes=%lld teacher-hidden=%lld "
+      "batch=%lld eval=%lld seed=%u first-step=%lld steps=%lld\n",
+      ExecSpace::name(), (long long)o.in, (long long)o.hidden, (long long)o.classes,
+      (long long)o.teacher_hidden, (long long)o.batch, (long long)o.eval, o.seed,
+      (long long)trainer.step(), (long long)o.steps);
+  auto [loss, acc] = trainer.evaluate();
+  std::printf("start: loss=%.6f acc=%.4f\n", loss, acc);
+  std::fflush(stdout);
+  const auto t0 = std::chrono::steady_clock::now();
+  auto last = t0;
+  std::int64_t flips = 0, since = 0;
+  for (std::int64_t s = 0; s < o.steps; ++s) {
+    flips += trainer.train_step();
+    ++since;
+    if ((s + 1) % o.log_every == 0 || s + 1 == o.steps) {
+      Kokkos::fence();
+      const auto now = std::chrono::steady_clock::now();
+      const double seconds = std::chrono::duration<double>(now - last).count();
+      std::tie(loss, acc) = trainer.evaluate();
+      std::printf("step=%lld loss=%.6f acc=%.4f flips/step=%.1f steps/s=%.1f\n",
+                  (long long)trainer.step(), loss, acc, double(flips) / double(since),
+                  double(since) / seconds);
+      std::fflush(stdout);
+      flips = 0;
+      since = 0;
+      last = std::chrono::steady_clock::now();
+    }
+  }
+  if (!o.save.empty()) {
+    save_layers<typename ExecSpace::memory_space>(
+        o.save, {{"layer1", trainer.layer1().state()}, {"layer2", trainer.layer2().state()}},
+        trainer.step(), run_metadata(o));
+    std::printf("saved: %s (step %lld)\n", o.save.c_str(), (long long)trainer.step());
+  }
+  std::printf("final: step=%lld loss=%.6f acc=%.4f\n", (long long)trainer.step(), loss, acc);
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Kokkos::ScopeGuard kokkos(argc, argv);
+  try {
+    const Options o = parse(argc, argv);
+    if (o.exec == "serial") {
+#ifdef KOKKOS_ENABLE_SERIAL
+      return run<Kokkos::Serial>(o);
+#else
+      throw std::invalid_argument("--exec serial: this Kokkos build has no Serial backend");
+#endif
+    }
+    return run<Kokkos::DefaultExecutionSpace>(o);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "ternary-counter-train: %s\n%s\n", e.what(), usage);
+    return 1;
+  }
+}
