@@ -230,13 +230,8 @@ class Trainer {
     return {loss / double(l.extent(0)), hits / double(l.extent(0))};
   }
 
- private:
-  Options o_;
-  ExecSpace space_;
-  PackedState<Mem> teacher1_, teacher2_;
-  TernaryLinear<ExecSpace> layer1_, layer2_;
-  Buffers batch_, eval_;
-  typename PackedState<Mem>::codes_view before1_, before2_;
+  // The kernels below are public only because CUDA forbids extended lambdas in private
+  // member functions.
 
   // Inputs of batch `stream` and their teacher labels.
   void make_batch(Buffers& b, std::uint32_t stream) const {
@@ -370,6 +365,14 @@ class Trainer {
     }
     return total;
   }
+
+ private:
+  Options o_;
+  ExecSpace space_;
+  PackedState<Mem> teacher1_, teacher2_;
+  TernaryLinear<ExecSpace> layer1_, layer2_;
+  Buffers batch_, eval_;
+  typename PackedState<Mem>::codes_view before1_, before2_;
 };
 
 template <class ExecSpace>
