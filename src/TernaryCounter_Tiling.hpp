@@ -11,13 +11,13 @@ namespace TernaryCounter {
 /// deep k-tiles so the packed operands stream through L1/L2.
 template <class ExecSpace>
 struct Tiling {
-  static constexpr int tile_rows = 96;    ///< output rows of one team's gradient tile
-  static constexpr int tile_cols = 256;   ///< input columns of one team's gradient tile
-  static constexpr int tile_depth = 128;  ///< samples (m) staged per step
-  static constexpr int micro_rows = 6;    ///< rows of one thread's register micro-tile
-  static constexpr int micro_cols = 16;   ///< columns of one thread's register micro-tile
-  static constexpr int row_split = 1;     ///< micro-tile rows come in this many strided parts
-  static constexpr int col_split = 1;     ///< micro-tile columns likewise
+  static constexpr int tile_rows = 192;  ///< output rows of one team's gradient tile
+  static constexpr int tile_cols = 256;  ///< input columns of one team's gradient tile
+  static constexpr int tile_depth = 64;  ///< samples (m) staged per step
+  static constexpr int micro_rows = 6;   ///< rows of one thread's register micro-tile
+  static constexpr int micro_cols = 16;  ///< columns of one thread's register micro-tile
+  static constexpr int row_split = 1;    ///< micro-tile rows come in this many strided parts
+  static constexpr int col_split = 1;    ///< micro-tile columns likewise
   static constexpr bool register_accumulators = false;  ///< one micro-tile per thread, kept live
   static constexpr int update_team_size = 1;            ///< threads per row in the row update
   /// Target size of the gradient-rows workspace of update_from_io.

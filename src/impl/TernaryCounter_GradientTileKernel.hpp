@@ -101,9 +101,9 @@ struct GradientTileKernel {
     const int steps = FullDepth ? D : depth;
     TERNARYCOUNTER_UNROLL
     for (int kk = 0; kk < steps; ++kk) {
-      float a[MR], b[MC];
       if constexpr (T::register_accumulators) {
         // GPU: 16-byte shared-memory reads.
+        float a[MR], b[MC];
         TERNARYCOUNTER_UNROLL
         for (int e = 0; e < MR; e += 4) {
           const Float4 q = *reinterpret_cast<const Float4*>(As + kk * TR + row_of(ty, e));
@@ -116,17 +116,23 @@ struct GradientTileKernel {
           TERNARYCOUNTER_UNROLL
           for (int j = 0; j < 4; ++j) b[f + j] = q.v[j];
         }
-      } else {
-        // CPU: plain reads, which the compiler turns into broadcasts and vector loads.
         TERNARYCOUNTER_UNROLL
-        for (int e = 0; e < MR; ++e) a[e] = As[kk * TR + row_of(ty, e)];
+        for (int e = 0; e < MR; ++e) {
+          TERNARYCOUNTER_UNROLL
+          for (int f = 0; f < MC; ++f) acc[e][f] = Kokkos::fma(a[e], b[f], acc[e][f]);
+        }
+      } else {
+        // CPU: one row of A at a time, so that the accumulators, the B vectors and a single
+        // broadcast fit in the vector registers.
+        float b[MC];
         TERNARYCOUNTER_UNROLL
         for (int f = 0; f < MC; ++f) b[f] = Bs[kk * TC + col_of(tx, f)];
-      }
-      TERNARYCOUNTER_UNROLL
-      for (int e = 0; e < MR; ++e) {
         TERNARYCOUNTER_UNROLL
-        for (int f = 0; f < MC; ++f) acc[e][f] = Kokkos::fma(a[e], b[f], acc[e][f]);
+        for (int e = 0; e < MR; ++e) {
+          const float a = As[kk * TR + row_of(ty, e)];
+          TERNARYCOUNTER_UNROLL
+          for (int f = 0; f < MC; ++f) acc[e][f] = Kokkos::fma(a, b[f], acc[e][f]);
+        }
       }
     }
   }
