@@ -29,7 +29,7 @@ struct Tiling {
 struct GpuTiling {
   static constexpr int tile_rows = 128;
   static constexpr int tile_cols = 128;
-  static constexpr int tile_depth = 8;
+  static constexpr int tile_depth = 16;
   static constexpr int micro_rows = 8;
   static constexpr int micro_cols = 8;
   static constexpr int row_split = 2;
@@ -37,6 +37,20 @@ struct GpuTiling {
   static constexpr bool register_accumulators = true;
   static constexpr int update_team_size = 256;
   static constexpr std::size_t workspace_bytes = std::size_t(32) << 20;
+  static constexpr int threads_per_multiprocessor = 2048;  ///< concurrency() per multiprocessor
+  static constexpr int teams_per_multiprocessor = 2;       ///< resident gradient teams (registers)
+
+  /// For problems too small to give every multiprocessor a 128x128 tile: 64x128 tiles of 4x8.
+  struct Small {
+    static constexpr int tile_rows = 64;
+    static constexpr int tile_cols = 128;
+    static constexpr int tile_depth = 16;
+    static constexpr int micro_rows = 4;
+    static constexpr int micro_cols = 8;
+    static constexpr int row_split = 1;
+    static constexpr int col_split = 2;
+    static constexpr bool register_accumulators = true;
+  };
 };
 
 #ifdef KOKKOS_ENABLE_CUDA

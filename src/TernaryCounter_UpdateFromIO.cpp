@@ -26,15 +26,76 @@ void validate_io(const PackedState<typename ExecSpace::memory_space>& state,
                        "x.extent(0) (M)", x.extent(0));
 }
 
+/// Gradient teams that run at once on `space`: one launch of that many tiles is one full wave.
+template <class ExecSpace>
+std::int64_t team_slots(const ExecSpace& space) {
+  using T = Tiling<ExecSpace>;
+  if constexpr (T::register_accumulators) {
+    return std::max<std::int64_t>(1, std::int64_t(space.concurrency()) /
+                                         T::threads_per_multiprocessor *
+                                         T::teams_per_multiprocessor);
+  } else {
+    return std::max<std::int64_t>(1, space.concurrency());
+  }
+}
+
+/// Rows per chunk, at most max_rows: a multiple of the tile rows (or all rows) whose chunks' tiles
+/// fill whole waves of team slots; a smaller chunk must buy at least 2% more of the machine.
+template <class ExecSpace>
+std::int64_t balanced_chunk_rows(const ExecSpace& space, std::int64_t out, std::int64_t in,
+                                 std::int64_t max_rows) {
+  using Kernel = Impl::GradientTileKernel<ExecSpace>;
+  const std::int64_t slots = team_slots(space);
+  const auto efficiency = [&](std::int64_t r) {
+    const std::int64_t full = out / r, rest = out % r;
+    const std::int64_t tiles = full * Kernel::tile_count(r, in) + Kernel::tile_count(rest, in);
+    const auto waves = [&](std::int64_t t) { return (t + slots - 1) / slots; };
+    const std::int64_t launched = full * waves(Kernel::tile_count(r, in)) +
+                                  (rest > 0 ? waves(Kernel::tile_count(rest, in)) : 0);
+    return launched == 0 ? 1.0 : double(tiles) / double(launched * slots);
+  };
+  const std::int64_t first = std::min(out, max_rows);
+  std::int64_t best = std::max<std::int64_t>(1, first);
+  double best_efficiency = efficiency(best);
+  for (std::int64_t r = first / Kernel::TR * Kernel::TR; r >= Kernel::TR; r -= Kernel::TR) {
+    const double e = efficiency(r);
+    if (e > best_efficiency + 0.02) {
+      best = r;
+      best_efficiency = e;
+    }
+  }
+  return best;
+}
+
+/// Fills `rows` with the gradient rows first .. first + rows.extent(0) - 1, with the small-tile
+/// variant of the GEMM when the full-size tiles would leave multiprocessors idle.
+template <class ExecSpace>
+void gradient_rows(
+    const ExecSpace& space, const InputView<typename ExecSpace::memory_space>& x,
+    const InputView<typename ExecSpace::memory_space>& grad_out,
+    const Kokkos::View<float**, Kokkos::LayoutRight, typename ExecSpace::memory_space>& rows,
+    std::int64_t first) {
+  using T = Tiling<ExecSpace>;
+  if constexpr (requires { typename T::Small; }) {
+    const std::int64_t multiprocessors = team_slots(space) / T::teams_per_multiprocessor;
+    if (Impl::GradientTileKernel<ExecSpace>::tile_count(rows.extent(0), x.extent(1)) <
+        multiprocessors) {
+      Impl::GradientTileKernel<ExecSpace, typename T::Small>{x, grad_out, rows, first}.run(space);
+      return;
+    }
+  }
+  Impl::GradientTileKernel<ExecSpace>{x, grad_out, rows, first}.run(space);
+}
+
 }  // namespace
 
 template <class ExecSpace>
 std::int64_t from_io_workspace_rows(std::int64_t out, std::int64_t in) {
   using T = Tiling<ExecSpace>;
   const std::int64_t row_bytes = std::max<std::int64_t>(1, in) * std::int64_t(sizeof(float));
-  std::int64_t rows = std::int64_t(T::workspace_bytes) / row_bytes;
-  rows = std::max<std::int64_t>(T::tile_rows, rows / T::tile_rows * T::tile_rows);
-  return std::max<std::int64_t>(1, std::min(rows, out));
+  const std::int64_t max_rows =
+      std::max<std::int64_t>(T::tile_rows, std::int64_t(T::workspace_bytes) / row_bytes);
+  return std::max<std::int64_t>(1, balanced_chunk_rows(ExecSpace{}, out, in, max_rows));
 }
 
 template <class ExecSpace>
@@ -53,13 +114,13 @@ UpdateReport update_from_io(
   Impl::RowUpdateKernel<ExecSpace>::resolve_team_size(space, params.team_size, state.in());
   const UpdateConstants k = make_update_constants(params, state.in());
   const std::int64_t out = state.out();
-  const std::int64_t chunk = workspace.extent(0);
+  const std::int64_t chunk = balanced_chunk_rows(space, out, state.in(), workspace.extent(0));
   UpdateReport report;
   for (std::int64_t first = 0; first < out; first += chunk) {
     const std::pair<std::int64_t, std::int64_t> rows(first, std::min(out, first + chunk));
     const auto gradient = Kokkos::subview(
         workspace, std::pair<std::int64_t, std::int64_t>(0, rows.second - rows.first), Kokkos::ALL);
-    Impl::GradientTileKernel<ExecSpace>{x, grad_out, gradient, first}.run(space);
+    gradient_rows(space, x, grad_out, gradient, first);
     UpdateConstants chunk_k = k;
     chunk_k.row_offset = k.row_offset + first;
     Impl::RowUpdateKernel<ExecSpace> row_update{Kokkos::subview(state.codes, rows, Kokkos::ALL),

@@ -30,9 +30,9 @@ struct alignas(16) Float4 {
   float v[4];
 };
 
-template <class ExecSpace>
+template <class ExecSpace, class TileTraits = Tiling<ExecSpace>>
 struct GradientTileKernel {
-  using T = Tiling<ExecSpace>;
+  using T = TileTraits;
   using memory_space = typename ExecSpace::memory_space;
   static constexpr int TR = T::tile_rows, TC = T::tile_cols, D = T::tile_depth;
   static constexpr int MR = T::micro_rows, MC = T::micro_cols;
@@ -40,8 +40,8 @@ struct GradientTileKernel {
   static constexpr int MICRO_COLS = TC / MC;  ///< micro-tiles across a tile
   static constexpr int MICRO_TILES = (TR / MR) * MICRO_COLS;
   static constexpr int team_size = T::register_accumulators ? MICRO_TILES : 1;
-  static constexpr int A_PER_THREAD = D * TR / team_size;
-  static constexpr int B_PER_THREAD = D * TC / team_size;
+  static constexpr int A_VECTORS = D * TR / 4 / team_size;  ///< float4 of A a thread stages
+  static constexpr int B_VECTORS = D * TC / 4 / team_size;
 
   // GPUs: cap registers so that two teams share a multiprocessor.
   using policy_type =
@@ -55,13 +55,16 @@ struct GradientTileKernel {
   static_assert(TR % MR == 0 && TC % MC == 0, "micro-tiles must tile the team tile");
   static_assert(!T::register_accumulators || (MR_PART % 4 == 0 && MC_PART % 4 == 0),
                 "GPU micro-tile parts are read as float4");
-  static_assert((D * TR) % team_size == 0 && (D * TC) % team_size == 0,
-                "staging must split evenly over the team");
+  static_assert(!T::register_accumulators ||
+                    ((D * TR / 4) % team_size == 0 && (D * TC / 4) % team_size == 0),
+                "GPU staging must split into whole float4 per thread");
 
   input_view x;                ///< [M, in]
   input_view grad_out;         ///< [M, out]
   rows_view rows;              ///< [chunk_rows, in] output
   std::int64_t first_row = 0;  ///< column of grad_out that feeds rows(0, :)
+  bool vector_a = false;       ///< grad_out rows may be read as aligned float4 (set by run)
+  bool vector_b = false;       ///< x rows likewise
 
   KOKKOS_INLINE_FUNCTION std::int64_t M() const { return x.extent(0); }
   KOKKOS_INLINE_FUNCTION std::int64_t in() const { return x.extent(1); }
@@ -83,15 +86,27 @@ struct GradientTileKernel {
     return (f / MC_PART) * (TC / T::col_split) + tx * MC_PART + f % MC_PART;
   }
 
-  // Staged operand q of a step starting at sample m0 (A: grad_out slice, B: x slice), 0 past
-  // the matrix edges in rows/columns (those results are never stored).
-  KOKKOS_INLINE_FUNCTION float a_value(std::int64_t m0, std::int64_t row0, int q) const {
-    const std::int64_t m = m0 + q / TR, r = row0 + q % TR;
-    return (m < M() && r < chunk_rows()) ? grad_out(m, first_row + r) : 0.0f;
+  // Staged float4 q of a step starting at sample m0 (A: grad_out slice, B: x slice), zero past
+  // the matrix edges (results there are never stored).
+  KOKKOS_INLINE_FUNCTION Float4 a_vector(std::int64_t m0, std::int64_t row0, int q) const {
+    const std::int64_t m = m0 + q / (TR / 4), r = row0 + 4 * (q % (TR / 4));
+    if (vector_a && m < M() && r + 3 < chunk_rows()) {
+      return *reinterpret_cast<const Float4*>(&grad_out(m, first_row + r));
+    }
+    Float4 v;
+    for (int j = 0; j < 4; ++j) {
+      v.v[j] = (m < M() && r + j < chunk_rows()) ? grad_out(m, first_row + r + j) : 0.0f;
+    }
+    return v;
   }
-  KOKKOS_INLINE_FUNCTION float b_value(std::int64_t m0, std::int64_t col0, int q) const {
-    const std::int64_t m = m0 + q / TC, c = col0 + q % TC;
-    return (m < M() && c < in()) ? x(m, c) : 0.0f;
+  KOKKOS_INLINE_FUNCTION Float4 b_vector(std::int64_t m0, std::int64_t col0, int q) const {
+    const std::int64_t m = m0 + q / (TC / 4), c = col0 + 4 * (q % (TC / 4));
+    if (vector_b && m < M() && c + 3 < in()) {
+      return *reinterpret_cast<const Float4*>(&x(m, c));
+    }
+    Float4 v;
+    for (int j = 0; j < 4; ++j) v.v[j] = (m < M() && c + j < in()) ? x(m, c + j) : 0.0f;
+    return v;
   }
 
   /// acc[e][f] = fma(A[kk][row e], B[kk][col f], acc[e][f]) for kk ascending, kk < depth.
@@ -174,18 +189,20 @@ struct GradientTileKernel {
       TERNARYCOUNTER_UNROLL
       for (int f = 0; f < MC; ++f) acc[e][f] = 0.0f;
     }
-    float next_a[A_PER_THREAD], next_b[B_PER_THREAD];
+    Float4 next_a[A_VECTORS], next_b[B_VECTORS];
     const auto load = [&](std::int64_t m0) {
       TERNARYCOUNTER_UNROLL
-      for (int j = 0; j < A_PER_THREAD; ++j) next_a[j] = a_value(m0, row0, tid + j * team_size);
+      for (int j = 0; j < A_VECTORS; ++j) next_a[j] = a_vector(m0, row0, tid + j * team_size);
       TERNARYCOUNTER_UNROLL
-      for (int j = 0; j < B_PER_THREAD; ++j) next_b[j] = b_value(m0, col0, tid + j * team_size);
+      for (int j = 0; j < B_VECTORS; ++j) next_b[j] = b_vector(m0, col0, tid + j * team_size);
     };
     const auto stage = [&](float* buffer) {
+      auto* a = reinterpret_cast<Float4*>(buffer);
+      auto* b = reinterpret_cast<Float4*>(buffer + D * TR);
       TERNARYCOUNTER_UNROLL
-      for (int j = 0; j < A_PER_THREAD; ++j) buffer[tid + j * team_size] = next_a[j];
+      for (int j = 0; j < A_VECTORS; ++j) a[tid + j * team_size] = next_a[j];
       TERNARYCOUNTER_UNROLL
-      for (int j = 0; j < B_PER_THREAD; ++j) buffer[D * TR + tid + j * team_size] = next_b[j];
+      for (int j = 0; j < B_VECTORS; ++j) b[tid + j * team_size] = next_b[j];
     };
     const std::int64_t steps = (M() + D - 1) / D;
     if (steps > 0) {
@@ -266,11 +283,22 @@ struct GradientTileKernel {
   }
 
   void run(const ExecSpace& space) const {
-    const std::int64_t tiles = ((chunk_rows() + TR - 1) / TR) * col_tiles();
+    const std::int64_t tiles = tile_count(chunk_rows(), in());
     if (tiles == 0) return;
+    GradientTileKernel kernel = *this;
+    const auto aligned = [](const float* p) {
+      return reinterpret_cast<std::uintptr_t>(p) % 16 == 0;
+    };
+    kernel.vector_a = aligned(grad_out.data()) && grad_out.stride(0) % 4 == 0 && first_row % 4 == 0;
+    kernel.vector_b = aligned(x.data()) && x.stride(0) % 4 == 0;
     const auto policy =
         policy_type(space, tiles, team_size).set_scratch_size(0, Kokkos::PerTeam(scratch_bytes()));
-    Kokkos::parallel_for("TernaryCounter::update_from_io::gradient_tiles", policy, *this);
+    Kokkos::parallel_for("TernaryCounter::update_from_io::gradient_tiles", policy, kernel);
+  }
+
+  /// Teams of one launch over `rows` gradient rows of width `in`.
+  static std::int64_t tile_count(std::int64_t rows, std::int64_t in) {
+    return ((rows + TR - 1) / TR) * ((in + TC - 1) / TC);
   }
 };
 
