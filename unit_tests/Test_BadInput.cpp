@@ -284,13 +284,23 @@ TEST(NonFinite, FromIoRowsSkippedCountedAndUntouched) {
   expect_skipped_rows(c, rows);
 }
 
+TEST(NonFinite, FromIoNaNInputColumnSkipsEveryRow) {
+  // x[m, i] feeds g[o, i] of every row o.
+  Case c = base_case("from_io", 9, 20, 4);
+  c.x[2 * c.in + 11] = poison_value(Poison::NaN);
+  const Result got = run_case(c);
+  EXPECT_EQ(got.skipped, c.out);
+  const Result untouched{c.codes_in, c.scale_in, c.v_in, c.out};
+  EXPECT_TRUE(bit_exact(got, untouched));
+}
+
 TEST(NonFinite, SkipsAreCountedAcrossRowSplitsAndTeamSizes) {
   Case c = base_case("dense", 20, 64, 0);
   c.grad_w[3 * c.in + 1] = poison_value(Poison::NaN);
   c.grad_w[15 * c.in + 60] = poison_value(Poison::NegInf);
   const Result want = run_reference(c);
   ASSERT_EQ(want.skipped, 2);
-  for (int team_size : valid_team_sizes()) {
+  for (int team_size : valid_team_sizes(c.in)) {
     RunOptions opt;
     opt.team_size = team_size;
     opt.rows_per_call = 7;

@@ -55,6 +55,28 @@ TEST_P(ConformanceCase, PackedInputEqualsStateInFile) {
   }
 }
 
+// The tolerance's "one counter step" (SPEC §4): the codes step 10 gives for rounded counters cc and
+// cc + 1 from the same old code; checked here so the conformance tolerance means what it says.
+TEST(ReferenceTolerance, OneCounterStepDefinition) {
+  const int C = 8;
+  const auto k = [&](int t, int c) { return encode(t, c, C); };
+  // Same ternary, counters one apart.
+  EXPECT_TRUE(one_counter_step_apart(k(0, 3), k(0, 6), k(0, 7), C));
+  EXPECT_TRUE(one_counter_step_apart(k(-1, 0), k(-1, -2), k(-1, -1), C));
+  // Carry boundaries: (t, C-1) vs (t+1, 0) and (t, -(C-1)) vs (t-1, 0).
+  EXPECT_TRUE(one_counter_step_apart(k(0, 0), k(0, 7), k(1, 0), C));
+  EXPECT_TRUE(one_counter_step_apart(k(0, 0), k(0, -7), k(-1, 0), C));
+  EXPECT_TRUE(one_counter_step_apart(k(1, 0), k(1, -7), k(0, 0), C));
+  // A blocked flip pins the counter: (1, C-2) vs (1, C-1) is one step from t = 1.
+  EXPECT_TRUE(one_counter_step_apart(k(1, 5), k(1, 6), k(1, 7), C));
+  // Two counter steps, a double flip, a sign change, and a pair no rounding of an old t = 1
+  // reaches ((0, 7) needs a carry of -1 with a positive remainder).
+  EXPECT_FALSE(one_counter_step_apart(k(0, 0), k(0, 5), k(0, 7), C));
+  EXPECT_FALSE(one_counter_step_apart(k(0, 0), k(1, 0), k(-1, 0), C));
+  EXPECT_FALSE(one_counter_step_apart(k(0, 0), k(0, 1), k(0, -1), C));
+  EXPECT_FALSE(one_counter_step_apart(k(1, 0), k(0, 7), k(1, 0), C));
+}
+
 INSTANTIATE_TEST_SUITE_P(Small, ConformanceCase, ::testing::ValuesIn(small_case_names()),
                          CaseName{});
 INSTANTIATE_TEST_SUITE_P(Large, ConformanceCase, ::testing::ValuesIn(large_case_names()),

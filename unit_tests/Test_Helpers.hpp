@@ -6,7 +6,6 @@
 
 #include <TernaryCounter_ConformanceCase.hpp>
 #include <TernaryCounter_Reference.hpp>
-#include <impl/TernaryCounter_RowUpdateKernel.hpp>
 
 #include <algorithm>
 #include <bit>
@@ -202,15 +201,28 @@ inline Result run_reference(const Case& c) {
 // ---------------------------------------------------------------------------------------------
 // Team sizes
 
-/// 0 (the backend's choice) and the sizes among a candidate list that this backend accepts for
-/// the row update, asked of the library's own launch check (it uses the kernel's real limits).
-inline std::vector<int> valid_team_sizes() {
+/// Candidate team sizes: small ones for host backends, warp multiples for GPUs.
+inline const std::vector<int>& team_size_candidates() {
+  static const std::vector<int> c = {1, 2, 3, 4, 32, 64, 96, 128, 256, 512, 1024};
+  return c;
+}
+
+/// 0 (the backend's choice) and the candidates this backend accepts for a layer `in` wide, asked
+/// of the library itself through the public API (its launch check knows the kernel's real limits):
+/// an update of a one-row state with that team size either runs or throws naming team_size.
+inline std::vector<int> valid_team_sizes(std::int64_t in) {
+  const std::int64_t width = std::max<std::int64_t>(4, in / 4 * 4);
+  const DeviceState probe("TernaryCounter::test::team_probe", 1, width, 8);
+  const DeviceMatrix grad("TernaryCounter::test::team_probe_grad", 1, width);
   std::vector<int> sizes = {0};
-  for (int t : {1, 2, 3, 4, 32, 64, 96, 128, 256, 512, 1024}) {
+  for (int t : team_size_candidates()) {
+    UpdateParams p;
+    p.team_size = t;
     try {
-      Impl::RowUpdateKernel<ExecSpace>::resolve_team_size(ExecSpace{}, t);
+      update(ExecSpace{}, probe, grad, p);
       sizes.push_back(t);
-    } catch (const std::invalid_argument&) {
+    } catch (const std::invalid_argument& e) {
+      if (std::string(e.what()).find("team_size") == std::string::npos) throw;
     }
   }
   return sizes;

@@ -10,15 +10,25 @@ class RowSplits : public ::testing::TestWithParam<std::string> {
   void SetUp() override { TERNARYCOUNTER_SKIP_IF_CASE_ABSENT(GetParam()); }
 };
 
-TEST(TeamSizes, BackendAcceptsDefaultAndOne) {
-  const auto sizes = valid_team_sizes();
-  ASSERT_GE(sizes.size(), 2u);
-  EXPECT_EQ(sizes[0], 0);
-  EXPECT_EQ(sizes[1], 1);
+TEST(TeamSizes, BackendAcceptsTheSizesItShould) {
+  const auto sizes = valid_team_sizes(256);
   std::string list;
   for (int t : sizes) list += " " + std::to_string(t);
   RecordProperty("team_sizes", list);
   std::cout << "[ team sizes tested on " << ExecSpace::name() << ":" << list << " ]\n";
+  const auto accepted = [&](int t) {
+    return std::find(sizes.begin(), sizes.end(), t) != sizes.end();
+  };
+  EXPECT_TRUE(accepted(0));
+  EXPECT_TRUE(accepted(1));
+  if (Kokkos::SpaceAccessibility<ExecSpace, Kokkos::HostSpace>::accessible) {
+    // Host teams are threads of the pool: every size up to the pool size must run.
+    for (int t : team_size_candidates()) {
+      EXPECT_EQ(accepted(t), t <= ExecSpace().concurrency()) << "team_size " << t;
+    }
+  } else {
+    for (int t : {32, 64, 128, 256}) EXPECT_TRUE(accepted(t)) << "team_size " << t;
+  }
 }
 
 // The large from_io cases are too slow to run in one-row calls: each call computes a whole
@@ -33,7 +43,7 @@ TEST_P(RowSplits, SameBitsForEveryTeamSizeAndSplit) {
   const Result want = Conformance::read_result(dir, c, "spec_");
   const std::vector<std::int64_t> splits =
       heavy(c) ? std::vector<std::int64_t>{29, c.out} : std::vector<std::int64_t>{1, 7, c.out};
-  for (int team_size : valid_team_sizes()) {
+  for (int team_size : valid_team_sizes(c.in)) {
     for (std::int64_t rows : splits) {
       RunOptions opt;
       opt.team_size = team_size;
