@@ -38,7 +38,7 @@ struct RowUpdateKernel {
     return blocks() * RowMath::group_strides_per_block;
   }
   /// Lane partials of every block of a row.
-  static std::size_t scratch_bytes(std::int64_t in) {
+  KOKKOS_INLINE_FUNCTION static std::size_t scratch_bytes(std::int64_t in) {
     return sizeof(LanePartial) * std::size_t(RowMath::sum_block_count(in) * RowMath::sum_lanes);
   }
 
@@ -112,7 +112,8 @@ struct RowUpdateKernel {
     }
 
     // Steps 9-10, a group (4 weights, 3 bytes) at a time.
-    const std::int64_t global_row = k.row_offset + row;
+    // Element indices are taken mod 2^32, so the row's base can be reduced once.
+    const std::uint32_t row_base = element_index(k.row_offset + row, k.in, 0);
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, units()), [&](std::int64_t u) {
       for_unit_groups(u, [&](std::int64_t group) {
         std::uint8_t* bytes = &codes(row, bytes_per_group * group);
@@ -122,7 +123,7 @@ struct RowUpdateKernel {
         int next[codes_per_group];
         for (int pos = 0; pos < codes_per_group; ++pos) {
           const std::int64_t i = codes_per_group * group + pos;
-          const float u01 = uniform01(k.seed, element_index(global_row, k.in, i));
+          const float u01 = uniform01(k.seed, row_base + std::uint32_t(i));
           next[pos] = RowMath::updated_code(k, rs, group_code(word, pos), g[pos], u01);
         }
         store_group(make_group(next[0], next[1], next[2], next[3]), bytes);
