@@ -18,7 +18,7 @@ for step in "$@"; do
   build)
     cmake --preset cuda -G Ninja -DTernaryCounter_KOKKOS_TARBALL="$PWD/.deps/kokkos_5.0.2.orig.tar.gz" \
       -DTernaryCounter_SHARED_CONFORMANCE_DIR="$PWD/$cases" >"$out/configure.log" 2>&1 || { tail -30 "$out/configure.log"; exit 1; }
-    cmake --build $build >"$out/build.log" 2>&1 || { grep -E "error" "$out/build.log" | head -30; exit 1; }
+    cmake --build $build ${BUILD_TARGETS:+--target $BUILD_TARGETS} >"$out/build.log" 2>&1 || { grep -E "error" "$out/build.log" | head -30; exit 1; }
     summary "build: ok"
     ;;
   test)
@@ -53,10 +53,16 @@ for step in "$@"; do
     $build/perf_tests/ternary-counter-perf --json "$out/perf_cuda.json" ${PERF_ARGS:-} 2>&1 | tee "$out/perf.log" | tail -25
     ;;
   ncu)
-    ncu --clock-control none --kernel-name regex:gradient_tiles --launch-count 1 --launch-skip 2 \
-      --section SpeedOfLight --section Occupancy --section LaunchStats \
-      $build/perf_tests/ternary-counter-perf --shape 4096x4096x4096 --repeat 5 >"$out/ncu.log" 2>&1
-    grep -E "Duration|Throughput|Registers|Achieved Occupancy|Theoretical Occupancy|Block Limit" "$out/ncu.log" | head -30
+    # Kokkos kernels all launch through one CUDA function: match the functor in the demangled name.
+    for kernel in GradientTileKernel RowUpdateKernel; do
+      ncu --clock-control none --kernel-name-base demangled --kernel-name regex:$kernel \
+        --launch-skip 4 --launch-count 1 --section SpeedOfLight --section Occupancy \
+        --section LaunchStats --section MemoryWorkloadAnalysis \
+        $build/perf_tests/ternary-counter-perf --shape ${NCU_SHAPE:-4096x4096x4096} --repeat 5 \
+        >"$out/ncu_$kernel.log" 2>&1
+      echo "== ncu $kernel"
+      grep -E "Duration|Throughput|Registers Per|Achieved Occupancy|Theoretical Occupancy|Block Limit|Shared Memory Config|Memory \[%\]|Compute \(SM\)" "$out/ncu_$kernel.log" | head -24
+    done
     ;;
   *) echo "unknown step $step"; exit 2 ;;
   esac
