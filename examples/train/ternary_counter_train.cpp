@@ -258,9 +258,7 @@ class Trainer {
     const std::uint32_t seed = hash_u32(derive(o_.seed, 7) ^ hash_u32(stream));
     const std::int64_t in = x.extent(1);
     Kokkos::parallel_for(
-        "ternary-counter-train::inputs",
-        Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<2>>(space_, {0, 0},
-                                                          {std::int64_t(x.extent(0)), in}),
+        "ternary-counter-train::inputs", range2(x.extent(0), in),
         KOKKOS_LAMBDA(std::int64_t m, std::int64_t i) {
           const float u = uniform01(seed, element_index(m, in, i));
           x(m, i) = (2.0f * u - 1.0f) * 1.7320508f;
@@ -283,9 +281,7 @@ class Trainer {
 
   void relu(const Matrix& in, const Matrix& out) const {
     Kokkos::parallel_for(
-        "ternary-counter-train::relu",
-        Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<2>>(space_, {0, 0},
-                                                          {in.extent(0), in.extent(1)}),
+        "ternary-counter-train::relu", range2(in.extent(0), in.extent(1)),
         KOKKOS_LAMBDA(std::int64_t m, std::int64_t j) {
           out(m, j) = in(m, j) > 0.0f ? in(m, j) : 0.0f;
         });
@@ -293,9 +289,7 @@ class Trainer {
 
   void relu_backward(const Matrix& pre, const Matrix& grad) const {
     Kokkos::parallel_for(
-        "ternary-counter-train::relu_backward",
-        Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<2>>(space_, {0, 0},
-                                                          {pre.extent(0), pre.extent(1)}),
+        "ternary-counter-train::relu_backward", range2(pre.extent(0), pre.extent(1)),
         KOKKOS_LAMBDA(std::int64_t m, std::int64_t j) {
           if (!(pre(m, j) > 0.0f)) grad(m, j) = 0.0f;
         });
@@ -341,29 +335,34 @@ class Trainer {
 
   // Ternary values that changed in the last update (an integer sum: any order gives the same).
   std::int64_t count_flips() const {
-    std::int64_t total = 0;
-    for (const auto& pair :
-         {std::pair{before1_, layer1_.state().codes}, std::pair{before2_, layer2_.state().codes}}) {
-      const auto before = pair.first;
-      const auto after = pair.second;
-      const int lv = counter_levels(params().C);
-      std::int64_t flips = 0;
-      const std::int64_t groups = after.extent(1) / bytes_per_group;
-      Kokkos::parallel_reduce(
-          "ternary-counter-train::count_flips",
-          Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<2>>(
-              space_, {0, 0}, {std::int64_t(after.extent(0)), groups}),
-          KOKKOS_LAMBDA(std::int64_t o, std::int64_t g, std::int64_t & n) {
-            const std::uint32_t a = load_group(&before(o, 3 * g));
-            const std::uint32_t b = load_group(&after(o, 3 * g));
-            for (int lane = 0; lane < codes_per_group; ++lane) {
-              n += (group_code(a, lane) / lv != group_code(b, lane) / lv) ? 1 : 0;
-            }
-          },
-          flips);
-      total += flips;
-    }
-    return total;
+    return count_flips(before1_, layer1_.state().codes) +
+           count_flips(before2_, layer2_.state().codes);
+  }
+
+  using Codes = typename PackedState<Mem>::codes_view;
+  std::int64_t count_flips(const Codes& before, const Codes& after) const {
+    const int lv = counter_levels(params().C);
+    std::int64_t flips = 0;
+    Kokkos::parallel_reduce(
+        "ternary-counter-train::count_flips",
+        range2(after.extent(0), after.extent(1) / bytes_per_group),
+        KOKKOS_LAMBDA(std::int64_t o, std::int64_t g, std::int64_t & n) {
+          const std::uint32_t a = load_group(&before(o, 3 * g));
+          const std::uint32_t b = load_group(&after(o, 3 * g));
+          for (int lane = 0; lane < codes_per_group; ++lane) {
+            n += (group_code(a, lane) / lv != group_code(b, lane) / lv) ? 1 : 0;
+          }
+        },
+        flips);
+    return flips;
+  }
+
+  // The rows x cols index space on this trainer's execution space.
+  Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<2>> range2(std::int64_t rows,
+                                                           std::int64_t cols) const {
+    using Policy = Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<2>>;
+    using Point = typename Policy::point_type;
+    return Policy(space_, Point{0, 0}, Point{rows, cols});
   }
 
  private:
