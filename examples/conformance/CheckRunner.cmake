@@ -1,0 +1,15 @@
+# ctest helper: runs the conformance runner on one case and compares every result with the
+# case's spec_ files.  cmake -DRUNNER=... -DCASE=... -DOUT=... -DARGS="..." -P CheckRunner.cmake
+separate_arguments(args UNIX_COMMAND "${ARGS}")
+file(REMOVE_RECURSE "${OUT}")
+execute_process(COMMAND "${RUNNER}" ${args} "${CASE}" "${OUT}" RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "runner failed (${rc}) on ${CASE}")
+endif()
+foreach(f codes_out.u8 scale_out.f32 v_out.f32 skipped.txt)
+  execute_process(COMMAND ${CMAKE_COMMAND} -E compare_files "${OUT}/${f}" "${CASE}/spec_${f}"
+                  RESULT_VARIABLE differ)
+  if(differ)
+    message(FATAL_ERROR "${OUT}/${f} differs from ${CASE}/spec_${f}")
+  endif()
+endforeach()
