@@ -150,6 +150,7 @@ class Trainer {
   using Mem = typename ExecSpace::memory_space;
   using Matrix = Kokkos::View<float**, Kokkos::LayoutRight, Mem>;
   using Labels = Kokkos::View<int*, Mem>;
+  using Codes = typename PackedState<Mem>::codes_view;
 
   // Every array one pass over `rows` samples needs, allocated once (no allocation per step).
   struct Buffers {
@@ -158,18 +159,19 @@ class Trainer {
     Kokkos::View<float*, Mem> losses;
     Kokkos::View<int*, Mem> correct;
 
-    Buffers(const Options& o, std::int64_t rows)
+    // student = false: only the data arrays (x, the teacher's, labels) get `rows` rows.
+    Buffers(const Options& o, std::int64_t rows, bool student = true)
         : x(alloc("x"), rows, o.in),
           teacher_pre(alloc("teacher_pre"), rows, o.teacher_hidden),
           teacher_logits(alloc("teacher_logits"), rows, o.classes),
-          pre(alloc("pre"), rows, o.hidden),
-          h(alloc("h"), rows, o.hidden),
-          logits(alloc("logits"), rows, o.classes),
-          grad_logits(alloc("grad_logits"), rows, o.classes),
-          grad_h(alloc("grad_h"), rows, o.hidden),
+          pre(alloc("pre"), student ? rows : 0, o.hidden),
+          h(alloc("h"), student ? rows : 0, o.hidden),
+          logits(alloc("logits"), student ? rows : 0, o.classes),
+          grad_logits(alloc("grad_logits"), student ? rows : 0, o.classes),
+          grad_h(alloc("grad_h"), student ? rows : 0, o.hidden),
           labels(alloc("labels"), rows),
-          losses(alloc("losses"), rows),
-          correct(alloc("correct"), rows) {}
+          losses(alloc("losses"), student ? rows : 0),
+          correct(alloc("correct"), student ? rows : 0) {}
 
     static auto alloc(const std::string& what) {
       return Kokkos::view_alloc("ternary-counter-train::" + what, Kokkos::WithoutInitializing);
@@ -183,13 +185,14 @@ class Trainer {
         layer1_(space_, "layer1", o.hidden, o.in, params(), derive(o.seed, 3)),
         layer2_(space_, "layer2", o.classes, o.hidden, params(), derive(o.seed, 4)),
         batch_(o, o.batch),
-        eval_(o, o.eval) {
+        eval_(o, o.eval),
+        data_(o, data_steps * o.batch, false) {
     // Unit-variance pre-activations at init: W = scale * t with 2/3 of t non-zero.
     randomize_ternary(teacher1_, derive(o.seed, 1), init_scale(o.in, 1.0));
     randomize_ternary(teacher2_, derive(o.seed, 2), init_scale(o.teacher_hidden, 0.5));
     randomize_ternary(layer1_.state(), derive(o.seed, 5), init_scale(o.in, 1.0));
     randomize_ternary(layer2_.state(), derive(o.seed, 6), init_scale(o.hidden, 0.5));
-    make_batch(eval_, 0xFFFFFFFFu);
+    make_data(eval_, 0xFFFFFFFFu, o.eval);
   }
 
   static UpdateParams params() {
@@ -207,7 +210,17 @@ class Trainer {
   /// One training step; returns the number of ternary values that changed.
   std::int64_t train_step() {
     Buffers& b = batch_;
-    make_batch(b, std::uint32_t(step()));
+    // The data of data_steps steps is made at once (fewer kernel launches); a step's samples
+    // depend only on the seed and the step, never on where a block starts.
+    const std::int64_t s = step(), B = o_.batch;
+    if (data_first_ < 0 || s < data_first_ || s >= data_first_ + data_steps) {
+      make_data(data_, std::uint32_t(s), B);
+      data_first_ = s;
+    }
+    const std::pair<std::int64_t, std::int64_t> rows((s - data_first_) * B,
+                                                     (s - data_first_ + 1) * B);
+    b.x = Kokkos::subview(data_.x, rows, Kokkos::ALL);
+    b.labels = Kokkos::subview(data_.labels, rows);
     forward_loss(b);
     layer2_.backward_input(b.grad_logits, b.grad_h);
     relu_backward(b.pre, b.grad_h);  // grad_h becomes the gradient of the pre-activations
@@ -233,9 +246,10 @@ class Trainer {
   // The kernels below are public only because CUDA forbids extended lambdas in private
   // member functions.
 
-  // Inputs of batch `stream` and their teacher labels.
-  void make_batch(Buffers& b, std::uint32_t stream) const {
-    make_inputs(b.x, stream);
+  // Inputs and teacher labels of all rows of b.x: row r is sample r % per_stream of stream
+  // first_stream + r / per_stream (a stream is a training step, or the evaluation set).
+  void make_data(Buffers& b, std::uint32_t first_stream, std::int64_t per_stream) const {
+    make_inputs(b.x, first_stream, per_stream);
     forward(space_, teacher1_, b.x, b.teacher_pre);
     relu(b.teacher_pre, b.teacher_pre);
     forward(space_, teacher2_, b.teacher_pre, b.teacher_logits);
@@ -254,14 +268,16 @@ class Trainer {
     return float(1.0 / std::sqrt(double(fan_in) * 2.0 / 3.0 * active));
   }
 
-  void make_inputs(const Matrix& x, std::uint32_t stream) const {
-    const std::uint32_t seed = hash_u32(derive(o_.seed, 7) ^ hash_u32(stream));
+  void make_inputs(const Matrix& x, std::uint32_t first_stream, std::int64_t per_stream) const {
+    const std::uint32_t base = derive(o_.seed, 7);
     const std::int64_t in = x.extent(1);
     Kokkos::parallel_for(
         "ternary-counter-train::inputs", range2(x.extent(0), in),
-        KOKKOS_LAMBDA(std::int64_t m, std::int64_t i) {
-          const float u = uniform01(seed, element_index(m, in, i));
-          x(m, i) = (2.0f * u - 1.0f) * 1.7320508f;
+        KOKKOS_LAMBDA(std::int64_t r, std::int64_t i) {
+          const std::uint32_t stream = first_stream + std::uint32_t(r / per_stream);
+          const std::uint32_t seed = hash_u32(base ^ hash_u32(stream));
+          const float u = uniform01(seed, element_index(r % per_stream, in, i));
+          x(r, i) = (2.0f * u - 1.0f) * 1.7320508f;
         });
   }
 
@@ -333,22 +349,23 @@ class Trainer {
     copy(layer2_.state().codes, before2_);
   }
 
-  // Ternary values that changed in the last update (an integer sum: any order gives the same).
+  // Ternary values that changed in the last update of either layer, in one kernel (an integer
+  // sum: any order gives the same).
   std::int64_t count_flips() const {
-    return count_flips(before1_, layer1_.state().codes) +
-           count_flips(before2_, layer2_.state().codes);
-  }
-
-  using Codes = typename PackedState<Mem>::codes_view;
-  std::int64_t count_flips(const Codes& before, const Codes& after) const {
+    const Codes b1 = before1_, a1 = layer1_.state().codes, b2 = before2_,
+                a2 = layer2_.state().codes;
+    const std::int64_t g1 = a1.extent(1) / bytes_per_group, g2 = a2.extent(1) / bytes_per_group;
+    const std::int64_t n1 = std::int64_t(a1.extent(0)) * g1, n2 = std::int64_t(a2.extent(0)) * g2;
     const int lv = counter_levels(params().C);
     std::int64_t flips = 0;
     Kokkos::parallel_reduce(
-        "ternary-counter-train::count_flips",
-        range2(after.extent(0), after.extent(1) / bytes_per_group),
-        KOKKOS_LAMBDA(std::int64_t o, std::int64_t g, std::int64_t & n) {
-          const std::uint32_t a = load_group(&before(o, 3 * g));
-          const std::uint32_t b = load_group(&after(o, 3 * g));
+        "ternary-counter-train::count_flips", Kokkos::RangePolicy<ExecSpace>(space_, 0, n1 + n2),
+        KOKKOS_LAMBDA(std::int64_t k, std::int64_t & n) {
+          const bool first = k < n1;
+          const std::int64_t j = first ? k : k - n1, groups = first ? g1 : g2;
+          const std::int64_t o = j / groups, g = j % groups;
+          const std::uint32_t a = load_group(first ? &b1(o, 3 * g) : &b2(o, 3 * g));
+          const std::uint32_t b = load_group(first ? &a1(o, 3 * g) : &a2(o, 3 * g));
           for (int lane = 0; lane < codes_per_group; ++lane) {
             n += (group_code(a, lane) / lv != group_code(b, lane) / lv) ? 1 : 0;
           }
@@ -370,7 +387,9 @@ class Trainer {
   ExecSpace space_;
   PackedState<Mem> teacher1_, teacher2_;
   TernaryLinear<ExecSpace> layer1_, layer2_;
-  Buffers batch_, eval_;
+  static constexpr std::int64_t data_steps = 64;
+  Buffers batch_, eval_, data_;   // data_: the inputs and labels of data_steps steps
+  std::int64_t data_first_ = -1;  // the step of data_'s first batch
   typename PackedState<Mem>::codes_view before1_, before2_;
 };
 
