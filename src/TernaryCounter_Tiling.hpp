@@ -35,7 +35,8 @@ struct GpuTiling {
   static constexpr int row_split = 2;
   static constexpr int col_split = 2;
   static constexpr bool register_accumulators = true;
-  static constexpr int update_team_size = 256;
+  /// Two warps per row: rows are short-lived teams, so many of them must be resident at once.
+  static constexpr int update_team_size = 64;
   static constexpr std::size_t workspace_bytes = std::size_t(32) << 20;
   static constexpr int threads_per_multiprocessor = 2048;  ///< concurrency() per multiprocessor
   static constexpr int teams_per_multiprocessor = 2;       ///< resident gradient teams (registers)
