@@ -44,7 +44,7 @@ for step in "$@"; do
     ;;
   sanitize)
     for tool in memcheck racecheck; do
-      compute-sanitizer --tool $tool --error-exitcode 99 $build/unit_tests/ternary-counter-test-Cuda \
+      timeout ${SANITIZE_TIMEOUT:-240} compute-sanitizer --tool $tool --error-exitcode 99 $build/unit_tests/ternary-counter-test-Cuda \
         --gtest_filter="${SANITIZE_FILTER:-*}" >"$out/sanitizer_$tool.log" 2>&1
       summary "compute-sanitizer $tool: rc=$? $(grep -E 'ERROR SUMMARY' "$out/sanitizer_$tool.log" | tail -1)"
     done
