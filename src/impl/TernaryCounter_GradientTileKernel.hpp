@@ -9,12 +9,20 @@
 #pragma once
 
 #include "TernaryCounter_Tiling.hpp"
-#include "impl/TernaryCounter_Unroll.hpp"
 
 #include <Kokkos_Core.hpp>
 
 #include <cstdint>
 #include <type_traits>
+
+// Fully unrolled micro-tile loops keep the accumulators in registers.
+#if defined(__CUDACC__) || defined(__HIPCC__) || defined(__clang__)
+#define TERNARYCOUNTER_UNROLL _Pragma("unroll")
+#elif defined(__GNUC__)
+#define TERNARYCOUNTER_UNROLL _Pragma("GCC unroll 16")
+#else
+#define TERNARYCOUNTER_UNROLL
+#endif
 
 namespace TernaryCounter::Impl {
 

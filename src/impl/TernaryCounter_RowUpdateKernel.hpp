@@ -2,15 +2,13 @@
 // Used by update() on the caller's gradient and by update_from_io() on its gradient rows.
 //
 // Work unit: the 8 packed groups b*64 + s + 8r (r = 0..7) of canonical block b, which hold the
-// complete chains of lanes 4s..4s+3 (see RowMath::accumulate_group). A unit loads its gradient
-// as 16-byte vectors and each 3-byte group once per phase, all before using any of them, and the
-// units of a warp read contiguous memory.
+// complete chains of lanes 4s..4s+3 (see RowMath::accumulate_group). A unit reads its gradient
+// as 16-byte vectors and each 3-byte group once, and the units of a warp read contiguous memory.
 #pragma once
 
 #include "TernaryCounter_Hash.hpp"
 #include "TernaryCounter_RowMath.hpp"
 #include "TernaryCounter_Tiling.hpp"
-#include "impl/TernaryCounter_Unroll.hpp"
 
 #include <Kokkos_Core.hpp>
 
@@ -58,32 +56,18 @@ struct RowUpdateKernel {
     }
   }
 
-  static constexpr int unit_groups = RowMath::group_strides_per_block;
-
-  /// The gradient and code words of one unit's groups, all loaded before any is used so that
-  /// their memory latencies overlap.
-  struct Unit {
-    std::int64_t first_group;  ///< group of chain step r is first_group + r * unit_groups
-    int count;                 ///< valid groups (fewer only in a short last block)
-    float g[unit_groups][4];
-    std::uint32_t word[unit_groups];
-  };
-
-  KOKKOS_INLINE_FUNCTION Unit load_unit(std::int64_t row, std::int64_t u) const {
-    Unit unit;
+  /// Calls f(group) for the groups of unit u in ascending chain order.
+  template <class F>
+  KOKKOS_INLINE_FUNCTION void for_unit_groups(std::int64_t u, const F& f) const {
     const std::int64_t groups = k.in / codes_per_group;
-    unit.first_group = (u / unit_groups) * RowMath::groups_per_block + u % unit_groups;
-    unit.count = int(Kokkos::min<std::int64_t>(
-        unit_groups, (groups - unit.first_group + unit_groups - 1) / unit_groups));
-    TERNARYCOUNTER_UNROLL
-    for (int r = 0; r < unit_groups; ++r) {
-      if (r < unit.count) {
-        const std::int64_t group = unit.first_group + std::int64_t(r) * unit_groups;
-        load_gradient(row, group, unit.g[r]);
-        unit.word[r] = load_group(&codes(row, bytes_per_group * group));
-      }
+    const std::int64_t b = u / RowMath::group_strides_per_block;
+    const std::int64_t s = u % RowMath::group_strides_per_block;
+    for (int r = 0; r < RowMath::group_strides_per_block; ++r) {
+      const std::int64_t group =
+          b * RowMath::groups_per_block + s + std::int64_t(r) * RowMath::group_strides_per_block;
+      if (group >= groups) break;
+      f(group);
     }
-    return unit;
   }
 
   KOKKOS_FUNCTION void operator()(const member_type& team, std::int64_t& skipped) const {
@@ -94,12 +78,12 @@ struct RowUpdateKernel {
     // Step 2: every lane chain of the row, then per block the fixed fold, then the blocks in
     // ascending order.
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, units()), [&](std::int64_t u) {
-      const Unit unit = load_unit(row, u);
       LanePartial p[4] = {};
-      TERNARYCOUNTER_UNROLL
-      for (int r = 0; r < unit_groups; ++r) {
-        if (r < unit.count) RowMath::accumulate_group(p, unit.g[r], unit.word[r], k.C);
-      }
+      for_unit_groups(u, [&](std::int64_t group) {
+        float g[4];
+        load_gradient(row, group, g);
+        RowMath::accumulate_group(p, g, load_group(&codes(row, bytes_per_group * group)), k.C);
+      });
       const std::int64_t lane0 = (u / RowMath::group_strides_per_block) * RowMath::sum_lanes +
                                  4 * (u % RowMath::group_strides_per_block);
       for (int pos = 0; pos < 4; ++pos) partial[lane0 + pos] = p[pos];
@@ -131,21 +115,19 @@ struct RowUpdateKernel {
     // Element indices are taken mod 2^32, so the row's base can be reduced once.
     const std::uint32_t row_base = element_index(k.row_offset + row, k.in, 0);
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, units()), [&](std::int64_t u) {
-      const Unit unit = load_unit(row, u);
-      TERNARYCOUNTER_UNROLL
-      for (int r = 0; r < unit_groups; ++r) {
-        if (r >= unit.count) continue;
-        const std::int64_t group = unit.first_group + std::int64_t(r) * unit_groups;
+      for_unit_groups(u, [&](std::int64_t group) {
+        std::uint8_t* bytes = &codes(row, bytes_per_group * group);
+        const std::uint32_t word = load_group(bytes);
+        float g[4];
+        load_gradient(row, group, g);
         int next[codes_per_group];
         for (int pos = 0; pos < codes_per_group; ++pos) {
           const std::int64_t i = codes_per_group * group + pos;
           const float u01 = uniform01(k.seed, row_base + std::uint32_t(i));
-          next[pos] =
-              RowMath::updated_code(k, rs, group_code(unit.word[r], pos), unit.g[r][pos], u01);
+          next[pos] = RowMath::updated_code(k, rs, group_code(word, pos), g[pos], u01);
         }
-        store_group(make_group(next[0], next[1], next[2], next[3]),
-                    &codes(row, bytes_per_group * group));
-      }
+        store_group(make_group(next[0], next[1], next[2], next[3]), bytes);
+      });
     });
 
     // Step 11.
