@@ -22,8 +22,8 @@ std::vector<T> read_binary(const fs::path& file, std::int64_t count) {
   in.seekg(0, std::ios::end);
   const std::int64_t bytes = in.tellg();
   if (bytes != count * std::int64_t(sizeof(T))) {
-    fail(file, "has " + std::to_string(bytes) + " bytes, expected " +
-                   std::to_string(count * sizeof(T)));
+    fail(file,
+         "has " + std::to_string(bytes) + " bytes, expected " + std::to_string(count * sizeof(T)));
   }
   in.seekg(0);
   std::vector<T> data(count);
@@ -118,7 +118,9 @@ Result read_result(const fs::path& dir, const Case& c, const std::string& prefix
   return r;
 }
 
-bool has_reference_result(const fs::path& dir) { return fs::exists(dir / "codes_out.u8"); }
+bool has_reference_result(const fs::path& dir) {
+  return fs::exists(dir / "codes_out.u8");
+}
 
 Result result_of(const PackedState<Kokkos::HostSpace>& state, std::int64_t skipped) {
   Result r;

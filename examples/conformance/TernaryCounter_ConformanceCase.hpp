@@ -18,8 +18,8 @@ struct Case {
   UpdateParams params;
   std::vector<std::uint8_t> codes_in;  ///< unpacked [out * in]
   std::vector<float> scale_in, v_in;
-  std::vector<float> grad_w;           ///< dense: [out * in]
-  std::vector<float> x, grad_out;      ///< from_io: [M * in], [M * out]
+  std::vector<float> grad_w;       ///< dense: [out * in]
+  std::vector<float> x, grad_out;  ///< from_io: [M * in], [M * out]
 
   /// The input state, packed, on the host.
   PackedState<Kokkos::HostSpace> state() const;

@@ -75,7 +75,8 @@ Options parse(int argc, char** argv) {
 
 /// Rows [first, last) of a case applied in one call on `space`; returns skipped rows.
 template <class ExecSpace>
-std::int64_t apply_rows(const ExecSpace& space, const PackedState<typename ExecSpace::memory_space>& state,
+std::int64_t apply_rows(const ExecSpace& space,
+                        const PackedState<typename ExecSpace::memory_space>& state,
                         const Conformance::Case& c, std::int64_t first, std::int64_t last,
                         UpdateParams params) {
   using Mem = typename ExecSpace::memory_space;
@@ -105,12 +106,12 @@ std::int64_t apply_rows(const ExecSpace& space, const PackedState<typename ExecS
 }
 
 template <class ExecSpace>
-Conformance::Result run_case(const ExecSpace& space, const Conformance::Case& c,
-                             const Options& o) {
+Conformance::Result run_case(const ExecSpace& space, const Conformance::Case& c, const Options& o) {
   UpdateParams params = c.params;
   params.team_size = o.team_size;
   const auto state = create_mirror_and_copy(space, c.state());
-  const std::int64_t step = o.rows_per_call > 0 ? o.rows_per_call : std::max<std::int64_t>(1, c.out);
+  const std::int64_t step =
+      o.rows_per_call > 0 ? o.rows_per_call : std::max<std::int64_t>(1, c.out);
   std::int64_t skipped = 0;
   for (std::int64_t first = 0; first < c.out; first += step) {
     skipped += apply_rows(space, state, c, first, std::min(c.out, first + step), params);

@@ -16,7 +16,8 @@ int main(int argc, char** argv) {
   params.C = 8;
   params.seed = 1;
   const auto report = TernaryCounter::update_from_io(state, x, grad_out, params);
-  const auto host = TernaryCounter::create_mirror_and_copy(Kokkos::DefaultHostExecutionSpace{}, state);
+  const auto host =
+      TernaryCounter::create_mirror_and_copy(Kokkos::DefaultHostExecutionSpace{}, state);
   std::printf("skipped=%lld v[0]=%g scale[0]=%g\n", (long long)report.skipped_rows, host.v(0),
               host.scale(0));
   // Every row saw the same finite gradient: nothing skipped and the RMS moment moved.
