@@ -38,6 +38,24 @@ struct PackedState {
     Kokkos::deep_copy(scale, 1.0f);
   }
 
+  /// Rows [first, last) as a state of its own that shares this state's memory: how a caller
+  /// updates a shard or tile of a layer (with UpdateParams::row_offset = first).
+  PackedState row_range(std::int64_t first, std::int64_t last) const {
+    if (first < 0 || last < first || last > out()) {
+      std::ostringstream msg;
+      msg << "TernaryCounter::PackedState::row_range: [" << first << ", " << last
+          << ") is not a range of the state's " << out() << " rows";
+      throw std::invalid_argument(msg.str());
+    }
+    const std::pair<std::int64_t, std::int64_t> rows(first, last);
+    PackedState part;
+    part.C = C;
+    part.codes = Kokkos::subview(codes, rows, Kokkos::ALL);
+    part.scale = Kokkos::subview(scale, rows);
+    part.v = Kokkos::subview(v, rows);
+    return part;
+  }
+
   std::int64_t out() const { return std::int64_t(codes.extent(0)); }
   std::int64_t in() const {
     return std::int64_t(codes.extent(1)) / bytes_per_group * codes_per_group;

@@ -123,9 +123,8 @@ UpdateReport update_from_io(
     gradient_rows(space, x, grad_out, gradient, first);
     UpdateConstants chunk_k = k;
     chunk_k.row_offset = k.row_offset + first;
-    Impl::RowUpdateKernel<ExecSpace> row_update{Kokkos::subview(state.codes, rows, Kokkos::ALL),
-                                                Kokkos::subview(state.scale, rows),
-                                                Kokkos::subview(state.v, rows), gradient, chunk_k};
+    const auto part = state.row_range(rows.first, rows.second);
+    Impl::RowUpdateKernel<ExecSpace> row_update{part.codes, part.scale, part.v, gradient, chunk_k};
     report.skipped_rows += row_update.run(space, params.team_size);
   }
   return report;

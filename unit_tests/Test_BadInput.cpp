@@ -309,5 +309,23 @@ TEST(NonFinite, SkipsAreCountedAcrossRowSplitsAndTeamSizes) {
   }
 }
 
+TEST(BadInput, RowRangeOutsideTheStateThrowsAndInsideSharesMemory) {
+  const DeviceState state("row_range", 5, 8, 8);
+  for (const auto& [first, last] : {std::pair{-1, 2}, std::pair{3, 2}, std::pair{0, 6}}) {
+    try {
+      (void)state.row_range(first, last);
+      ADD_FAILURE() << "row_range(" << first << ", " << last << ") did not throw";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find(std::to_string(last)), std::string::npos) << e.what();
+    }
+  }
+  const DeviceState part = state.row_range(1, 4);
+  EXPECT_EQ(part.out(), 3);
+  EXPECT_EQ(part.in(), 8);
+  EXPECT_EQ(part.C, state.C);
+  EXPECT_EQ(part.codes.data(), state.codes.data() + state.codes.stride(0));
+  EXPECT_EQ(part.scale.data(), state.scale.data() + 1);
+}
+
 }  // namespace
 }  // namespace TernaryCounter::Test

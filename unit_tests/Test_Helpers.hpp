@@ -114,18 +114,6 @@ inline DeviceMatrix to_device(const std::vector<float>& data, std::int64_t rows,
   return d;
 }
 
-/// Rows [first, last) of a state as a state of its own (views into the same memory).
-template <class Space>
-PackedState<Space> row_slice(const PackedState<Space>& s, std::int64_t first, std::int64_t last) {
-  const std::pair<std::int64_t, std::int64_t> rows(first, last);
-  PackedState<Space> part;
-  part.C = s.C;
-  part.codes = Kokkos::subview(s.codes, rows, Kokkos::ALL);
-  part.scale = Kokkos::subview(s.scale, rows);
-  part.v = Kokkos::subview(s.v, rows);
-  return part;
-}
-
 // ---------------------------------------------------------------------------------------------
 // Running a case
 
@@ -162,7 +150,7 @@ inline Result run_case(const Case& c, const RunOptions& opt = {}) {
     UpdateParams p = c.params;
     p.team_size = opt.team_size;
     p.row_offset = first;
-    const DeviceState part = row_slice(state, first, last);
+    const DeviceState part = state.row_range(first, last);
     if (dense) {
       skipped += update(ExecSpace{}, part,
                         Kokkos::subview(grad_w, std::pair<std::int64_t, std::int64_t>(first, last),

@@ -80,12 +80,7 @@ std::int64_t apply_rows(const ExecSpace& space,
                         const Conformance::Case& c, std::int64_t first, std::int64_t last,
                         UpdateParams params) {
   using Mem = typename ExecSpace::memory_space;
-  const std::pair<std::int64_t, std::int64_t> rows(first, last);
-  PackedState<Mem> part;
-  part.C = state.C;
-  part.codes = Kokkos::subview(state.codes, rows, Kokkos::ALL);
-  part.scale = Kokkos::subview(state.scale, rows);
-  part.v = Kokkos::subview(state.v, rows);
+  const PackedState<Mem> part = state.row_range(first, last);
   params.row_offset = first;
   const std::int64_t n = last - first;
   if (c.kind == "dense") {
