@@ -273,13 +273,12 @@ struct GradientTileKernel {
       });
     }
     team.team_barrier();
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, MICRO_TILES), [&](int t) {
-      const int ty = t / MICRO_COLS, tx = t % MICRO_COLS;
-      float acc[MR][MC];
-      for (int e = 0; e < MR; ++e)
-        for (int f = 0; f < MC; ++f) acc[e][f] = tile_acc[row_of(ty, e) * TC + col_of(tx, f)];
-      store_micro_tile(acc, row0, col0, ty, tx);
-    });
+    const int cols_valid = int(Kokkos::min(std::int64_t(TC), in() - col0));
+    Kokkos::parallel_for(
+        Kokkos::TeamThreadRange(team, int(Kokkos::min(std::int64_t(TR), chunk_rows() - row0))),
+        [&](int r) {
+          for (int c = 0; c < cols_valid; ++c) rows(row0 + r, col0 + c) = tile_acc[r * TC + c];
+        });
   }
 
   void run(const ExecSpace& space) const {
