@@ -30,10 +30,12 @@ struct PackedState {
   PackedState(const std::string& label, std::int64_t out, std::int64_t in, int counter_depth)
       : C(counter_depth) {
     check_shape(out, in, counter_depth);
-    codes = codes_view(Kokkos::view_alloc(label + ".codes", Kokkos::WithoutInitializing), out,
+    // Allocations carry the library's prefix so that Kokkos Tools attribute them to it.
+    const std::string prefix = "TernaryCounter::" + label;
+    codes = codes_view(Kokkos::view_alloc(prefix + ".codes", Kokkos::WithoutInitializing), out,
                        in / codes_per_group * bytes_per_group);
-    scale = row_view(label + ".scale", out);
-    v = row_view(label + ".v", out);
+    scale = row_view(prefix + ".scale", out);
+    v = row_view(prefix + ".v", out);
     fill_codes(codes, encode(0, 0, C));
     Kokkos::deep_copy(scale, 1.0f);
   }

@@ -126,6 +126,9 @@ int main(int argc, char** argv) {
     std::cerr << "ternary-counter-conformance: " << e.what() << "\n" << usage << "\n";
     return 2;
   }
+  // Errors must be the only line on stderr: without a binding policy, Kokkos' OpenMP backend
+  // prints a multi-line advice at start.
+  setenv("OMP_PROC_BIND", "false", /*overwrite=*/0);
   Kokkos::ScopeGuard kokkos(argc, argv);
   try {
     const auto c = Conformance::read_case(options.case_dir);
