@@ -4,6 +4,7 @@
 #include "TernaryCounter_ConformanceCase.hpp"
 
 #include <TernaryCounter.hpp>
+#include <TernaryCounter_CommandLine.hpp>
 
 #include <algorithm>
 #include <cstdlib>
@@ -27,17 +28,7 @@ const char* usage =
     "[--rows-per-call R] CASE_DIR OUT_DIR";
 
 std::int64_t positive(const std::string& flag, const std::string& text) {
-  std::size_t used = 0;
-  long long value = 0;
-  try {
-    value = std::stoll(text, &used);
-  } catch (const std::logic_error&) {
-    used = 0;
-  }
-  if (used != text.size() || value < 1) {
-    throw std::invalid_argument(flag + " needs a positive integer, got '" + text + "'");
-  }
-  return value;
+  return CommandLine::parse_integer(flag, text, 1);
 }
 
 Options parse(int argc, char** argv) {

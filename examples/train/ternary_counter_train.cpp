@@ -7,6 +7,7 @@
 // The printed loss and accuracy are measured on a fixed evaluation set, summed on the host in a
 // fixed order, so every backend prints the same numbers.
 #include <TernaryCounter.hpp>
+#include <TernaryCounter_CommandLine.hpp>
 
 #include <Kokkos_Core.hpp>
 
@@ -40,20 +41,7 @@ const char* const usage =
     "  in, hidden and teacher-hidden must be multiples of 4. --resume continues the checkpoint's\n"
     "  step count for --steps more steps; seed and sizes come from the checkpoint.";
 
-std::int64_t integer(const std::string& flag, const std::string& text, std::int64_t lo) {
-  std::size_t used = 0;
-  long long value = 0;
-  try {
-    value = std::stoll(text, &used);
-  } catch (const std::logic_error&) {
-    used = 0;
-  }
-  if (used != text.size() || value < lo) {
-    throw std::invalid_argument(flag + " needs an integer >= " + std::to_string(lo) + ", got '" +
-                                text + "'");
-  }
-  return value;
-}
+using CommandLine::parse_integer;
 
 Options parse(int argc, char** argv) {
   Options o;
@@ -73,9 +61,9 @@ Options parse(int argc, char** argv) {
                                                         {"--teacher-hidden", &o.teacher_hidden},
                                                         {"--log-every", &o.log_every}};
     if (arg == "--steps") {
-      o.steps = integer(arg, value, 0);
+      o.steps = parse_integer(arg, value, 0);
     } else if (arg == "--seed") {
-      o.seed = std::uint32_t(integer(arg, value, 0));
+      o.seed = std::uint32_t(parse_integer(arg, value, 0));
       o.given["seed"] = true;
     } else if (arg == "--exec") {
       if (value != "default" && value != "serial") {
@@ -87,7 +75,7 @@ Options parse(int argc, char** argv) {
     } else if (arg == "--resume") {
       o.resume = value;
     } else if (sizes.count(arg)) {
-      *sizes.at(arg) = integer(arg, value, 1);
+      *sizes.at(arg) = parse_integer(arg, value, 1);
       o.given[arg.substr(2)] = true;
     } else {
       throw std::invalid_argument("unknown option " + arg);
@@ -121,7 +109,7 @@ void adopt_metadata(Options& o, const std::map<std::string, std::string>& meta,
                                                        {"batch", &o.batch}};
   const auto read = [&](const std::string& key) {
     if (!meta.count(key)) throw std::runtime_error(path + " has no metadata \"" + key + "\"");
-    return integer(path + " metadata " + key, meta.at(key), 0);
+    return parse_integer(path + " metadata " + key, meta.at(key), 0);
   };
   const auto check = [&](const std::string& key, std::int64_t current, std::int64_t stored) {
     if (o.given.count(key) && current != stored) {
