@@ -9,6 +9,7 @@
 #pragma once
 
 #include "TernaryCounter_Tiling.hpp"
+#include "impl/TernaryCounter_Float4.hpp"
 
 #include <Kokkos_Core.hpp>
 
@@ -25,10 +26,6 @@
 #endif
 
 namespace TernaryCounter::Impl {
-
-struct alignas(16) Float4 {
-  float v[4];
-};
 
 template <class ExecSpace, class TileTraits = Tiling<ExecSpace>>
 struct GradientTileKernel {

@@ -9,6 +9,7 @@
 #include "TernaryCounter_Hash.hpp"
 #include "TernaryCounter_RowMath.hpp"
 #include "TernaryCounter_Tiling.hpp"
+#include "impl/TernaryCounter_Float4.hpp"
 
 #include <Kokkos_Core.hpp>
 
@@ -46,10 +47,7 @@ struct RowUpdateKernel {
                                             float (&g)[4]) const {
     const float* p = &grad(row, codes_per_group * group);
     if (vector_loads) {
-      struct alignas(16) Vec4 {
-        float v[4];
-      };
-      const Vec4 q = *reinterpret_cast<const Vec4*>(p);
+      const Float4 q = *reinterpret_cast<const Float4*>(p);
       for (int j = 0; j < 4; ++j) g[j] = q.v[j];
     } else {
       for (int j = 0; j < 4; ++j) g[j] = p[j];
