@@ -3,6 +3,8 @@
 #include "impl/TernaryCounter_ExecutionSpaces.hpp"
 
 #include <Kokkos_Profiling_ScopedRegion.hpp>
+#include "impl/TernaryCounter_TileGemm.hpp"
+#include "impl/TernaryCounter_TileOperands.hpp"
 #include "impl/TernaryCounter_Validation.hpp"
 
 #include <cstdint>
@@ -13,82 +15,34 @@ namespace TernaryCounter {
 
 namespace Impl {
 
-// Rows of x (or grad_out) one thread works on: each decoded group of 4 weights is reused for
-// this many samples. It changes which thread computes an element, never the element's order.
-inline constexpr int linear_sample_block = 4;
+/// forward as a tile product: y(m, o) = scale[o] * (sum over i ascending of x(m, i) * t[o, i]).
+template <class MemorySpace>
+struct ForwardProduct {
+  MatrixOperand<MemorySpace, true> a;   ///< x, k = i, j = m
+  TernaryOperand<MemorySpace, true> b;  ///< t, k = i, j = o
+  OutputView<MemorySpace> y;
 
-/// t of a valid code without an integer division: t = [k >= lv] + [k >= 2 lv] - 1.
-KOKKOS_INLINE_FUNCTION float ternary_value(std::uint32_t word, int lane, int lv) {
-  const int k = group_code(word, lane);
-  return float(int(k >= lv) + int(k >= 2 * lv) - 1);
-}
-
-/// One thread per (block of samples, output row o): the row's groups are decoded once and
-/// applied to linear_sample_block rows of x.
-template <class ExecSpace>
-struct ForwardKernel {
-  using memory_space = typename ExecSpace::memory_space;
-  static constexpr int MB = linear_sample_block;
-
-  typename PackedState<memory_space>::codes_view codes;
-  Kokkos::View<const float*, memory_space> scale;
-  InputView<memory_space> x;
-  OutputView<memory_space> y;
-  int lv;
-
-  KOKKOS_FUNCTION void operator()(std::int64_t index) const {
-    const std::int64_t out = codes.extent(0);
-    const std::int64_t o = index % out, m0 = (index / out) * MB;
-    const std::int64_t M = x.extent(0), groups = std::int64_t(codes.extent(1)) / bytes_per_group;
-    const int rows = int(M - m0 < MB ? M - m0 : MB);
-    float acc[MB] = {};
-    for (std::int64_t g = 0; g < groups; ++g) {
-      const std::uint32_t word = load_group(&codes(o, bytes_per_group * g));
-      for (int lane = 0; lane < codes_per_group; ++lane) {
-        const float t = ternary_value(word, lane, lv);
-        const std::int64_t i = codes_per_group * g + lane;
-        for (int r = 0; r < MB; ++r) {
-          if (r < rows) acc[r] = Kokkos::fma(x(m0 + r, i), t, acc[r]);
-        }
-      }
-    }
-    for (int r = 0; r < rows; ++r) y(m0 + r, o) = scale(o) * acc[r];
+  KOKKOS_INLINE_FUNCTION std::int64_t rows() const { return y.extent(0); }
+  KOKKOS_INLINE_FUNCTION std::int64_t cols() const { return y.extent(1); }
+  KOKKOS_INLINE_FUNCTION std::int64_t depth() const { return a.depth; }
+  KOKKOS_INLINE_FUNCTION void store(std::int64_t m, std::int64_t o, float acc) const {
+    y(m, o) = b.scale(o) * acc;
   }
 };
 
-/// One thread per (block of samples, group of 4 input columns): walks the rows o ascending,
-/// decoding the group once per row for linear_sample_block samples.
-template <class ExecSpace>
-struct BackwardInputKernel {
-  using memory_space = typename ExecSpace::memory_space;
-  static constexpr int MB = linear_sample_block;
-  static constexpr int G = codes_per_group;
+/// backward_input as a tile product: grad_x(m, i) = sum over o ascending of
+/// grad_out(m, o) * (scale[o] * t[o, i]).
+template <class MemorySpace>
+struct BackwardInputProduct {
+  MatrixOperand<MemorySpace, true> a;    ///< grad_out, k = o, j = m
+  TernaryOperand<MemorySpace, false> b;  ///< scale * t, k = o, j = i
+  OutputView<MemorySpace> grad_x;
 
-  typename PackedState<memory_space>::codes_view codes;
-  Kokkos::View<const float*, memory_space> scale;
-  InputView<memory_space> grad_out;
-  OutputView<memory_space> grad_x;
-  int lv;
-
-  KOKKOS_FUNCTION void operator()(std::int64_t index) const {
-    const std::int64_t groups = std::int64_t(codes.extent(1)) / bytes_per_group;
-    const std::int64_t g = index % groups, m0 = (index / groups) * MB;
-    const std::int64_t M = grad_out.extent(0), out = codes.extent(0);
-    const int rows = int(M - m0 < MB ? M - m0 : MB);
-    float acc[MB][G] = {};
-    for (std::int64_t o = 0; o < out; ++o) {
-      const std::uint32_t word = load_group(&codes(o, bytes_per_group * g));
-      float w[G];
-      for (int lane = 0; lane < G; ++lane) w[lane] = scale(o) * ternary_value(word, lane, lv);
-      for (int r = 0; r < MB; ++r) {
-        if (r >= rows) break;
-        const float go = grad_out(m0 + r, o);
-        for (int lane = 0; lane < G; ++lane) acc[r][lane] = Kokkos::fma(go, w[lane], acc[r][lane]);
-      }
-    }
-    for (int r = 0; r < rows; ++r) {
-      for (int lane = 0; lane < G; ++lane) grad_x(m0 + r, G * g + lane) = acc[r][lane];
-    }
+  KOKKOS_INLINE_FUNCTION std::int64_t rows() const { return grad_x.extent(0); }
+  KOKKOS_INLINE_FUNCTION std::int64_t cols() const { return grad_x.extent(1); }
+  KOKKOS_INLINE_FUNCTION std::int64_t depth() const { return a.depth; }
+  KOKKOS_INLINE_FUNCTION void store(std::int64_t m, std::int64_t i, float acc) const {
+    grad_x(m, i) = acc;
   }
 };
 
@@ -120,13 +74,11 @@ void forward(const ExecSpace& space, const PackedState<typename ExecSpace::memor
   Impl::require_extent("forward", "x.extent(1)", x.extent(1), "the state's in", state.in());
   Impl::require_extent("forward", "y.extent(1)", y.extent(1), "the state's out", state.out());
   Impl::require_extent("forward", "y.extent(0) (M)", y.extent(0), "x.extent(0) (M)", x.extent(0));
-  const std::int64_t M = x.extent(0), out = state.out();
-  const std::int64_t blocks = (M + Impl::linear_sample_block - 1) / Impl::linear_sample_block;
-  if (blocks * out == 0) return;
-  Kokkos::parallel_for(
-      "TernaryCounter::forward",
-      Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(space, 0, blocks * out),
-      Impl::ForwardKernel<ExecSpace>{state.codes, state.scale, x, y, counter_levels(state.C)});
+  using Mem = typename ExecSpace::memory_space;
+  const Impl::ForwardProduct<Mem> product{
+      Impl::MatrixOperand<Mem, true>(x, 0, state.in(), x.extent(0)),
+      Impl::TernaryOperand<Mem, true>{state.codes, state.scale, counter_levels(state.C)}, y};
+  Impl::run_tile_gemm(space, product, "TernaryCounter::forward");
 }
 
 template <class ExecSpace>
@@ -142,14 +94,11 @@ void backward_input(const ExecSpace& space,
                        state.in());
   Impl::require_extent("backward_input", "grad_x.extent(0) (M)", grad_x.extent(0),
                        "grad_out.extent(0) (M)", grad_out.extent(0));
-  const std::int64_t M = grad_out.extent(0), groups = state.in() / codes_per_group;
-  const std::int64_t blocks = (M + Impl::linear_sample_block - 1) / Impl::linear_sample_block;
-  if (blocks * groups == 0) return;
-  Kokkos::parallel_for(
-      "TernaryCounter::backward_input",
-      Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(space, 0, blocks * groups),
-      Impl::BackwardInputKernel<ExecSpace>{state.codes, state.scale, grad_out, grad_x,
-                                           counter_levels(state.C)});
+  using Mem = typename ExecSpace::memory_space;
+  const Impl::BackwardInputProduct<Mem> product{
+      Impl::MatrixOperand<Mem, true>(grad_out, 0, state.out(), grad_out.extent(0)),
+      Impl::TernaryOperand<Mem, false>{state.codes, state.scale, counter_levels(state.C)}, grad_x};
+  Impl::run_tile_gemm(space, product, "TernaryCounter::backward_input");
 }
 
 #define TERNARYCOUNTER_INSTANTIATE_LINEAR(SPACE)                                             \

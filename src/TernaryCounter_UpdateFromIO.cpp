@@ -3,8 +3,9 @@
 #include "impl/TernaryCounter_ExecutionSpaces.hpp"
 
 #include <Kokkos_Profiling_ScopedRegion.hpp>
-#include "impl/TernaryCounter_GradientTileKernel.hpp"
 #include "impl/TernaryCounter_RowUpdateKernel.hpp"
+#include "impl/TernaryCounter_TileGemm.hpp"
+#include "impl/TernaryCounter_TileOperands.hpp"
 #include "impl/TernaryCounter_Validation.hpp"
 
 #include <algorithm>
@@ -26,26 +27,39 @@ void validate_io(const PackedState<typename ExecSpace::memory_space>& state,
                        "x.extent(0) (M)", x.extent(0));
 }
 
-/// Gradient teams that run at once on `space`: one launch of that many tiles is one full wave.
-template <class ExecSpace>
-std::int64_t team_slots(const ExecSpace& space) {
-  using T = Tiling<ExecSpace>;
-  if constexpr (T::register_accumulators) {
-    return std::max<std::int64_t>(1, std::int64_t(space.concurrency()) /
-                                         T::threads_per_multiprocessor *
-                                         T::teams_per_multiprocessor);
-  } else {
-    return std::max<std::int64_t>(1, space.concurrency());
+/// The weight gradient of SPEC §3 step 1 as a tile product: rows(r, i) = sum over m ascending of
+/// grad_out(m, first + r) * x(m, i).
+template <class MemorySpace>
+struct GradientProduct {
+  Impl::MatrixOperand<MemorySpace, false> a;  ///< grad_out, k = m, j = r
+  Impl::MatrixOperand<MemorySpace, false> b;  ///< x, k = m, j = i
+  Kokkos::View<float**, Kokkos::LayoutRight, MemorySpace> gradient;
+
+  GradientProduct(const InputView<MemorySpace>& x, const InputView<MemorySpace>& grad_out,
+                  const Kokkos::View<float**, Kokkos::LayoutRight, MemorySpace>& rows,
+                  std::int64_t first)
+      : a(grad_out, first, x.extent(0), rows.extent(0)),
+        b(x, 0, x.extent(0), x.extent(1)),
+        gradient(rows) {}
+
+  KOKKOS_INLINE_FUNCTION std::int64_t rows() const { return gradient.extent(0); }
+  KOKKOS_INLINE_FUNCTION std::int64_t cols() const { return gradient.extent(1); }
+  KOKKOS_INLINE_FUNCTION std::int64_t depth() const { return a.depth; }
+  KOKKOS_INLINE_FUNCTION void store(std::int64_t r, std::int64_t c, float acc) const {
+    gradient(r, c) = acc;
   }
-}
+};
+
+template <class ExecSpace>
+using GradientTiles = Impl::TileGemm<ExecSpace, GradientProduct<typename ExecSpace::memory_space>>;
 
 /// Rows per chunk, at most max_rows: a multiple of the tile rows (or all rows) whose chunks' tiles
 /// fill whole waves of team slots; a smaller chunk must buy at least 2% more of the machine.
 template <class ExecSpace>
 std::int64_t balanced_chunk_rows(const ExecSpace& space, std::int64_t out, std::int64_t in,
                                  std::int64_t max_rows) {
-  using Kernel = Impl::GradientTileKernel<ExecSpace>;
-  const std::int64_t slots = team_slots(space);
+  using Kernel = GradientTiles<ExecSpace>;
+  const std::int64_t slots = Impl::tile_team_slots(space);
   const auto efficiency = [&](std::int64_t r) {
     const std::int64_t full = out / r, rest = out % r;
     const std::int64_t tiles = full * Kernel::tile_count(r, in) + Kernel::tile_count(rest, in);
@@ -65,26 +79,6 @@ std::int64_t balanced_chunk_rows(const ExecSpace& space, std::int64_t out, std::
     }
   }
   return best;
-}
-
-/// Fills `rows` with the gradient rows first .. first + rows.extent(0) - 1, with the small-tile
-/// variant of the GEMM when the full-size tiles would leave multiprocessors idle.
-template <class ExecSpace>
-void gradient_rows(
-    const ExecSpace& space, const InputView<typename ExecSpace::memory_space>& x,
-    const InputView<typename ExecSpace::memory_space>& grad_out,
-    const Kokkos::View<float**, Kokkos::LayoutRight, typename ExecSpace::memory_space>& rows,
-    std::int64_t first) {
-  using T = Tiling<ExecSpace>;
-  if constexpr (requires { typename T::Small; }) {
-    const std::int64_t multiprocessors = team_slots(space) / T::teams_per_multiprocessor;
-    if (Impl::GradientTileKernel<ExecSpace>::tile_count(rows.extent(0), x.extent(1)) <
-        multiprocessors) {
-      Impl::GradientTileKernel<ExecSpace, typename T::Small>{x, grad_out, rows, first}.run(space);
-      return;
-    }
-  }
-  Impl::GradientTileKernel<ExecSpace>{x, grad_out, rows, first}.run(space);
 }
 
 }  // namespace
@@ -120,7 +114,9 @@ UpdateReport update_from_io(
     const std::pair<std::int64_t, std::int64_t> rows(first, std::min(out, first + chunk));
     const auto gradient = Kokkos::subview(
         workspace, std::pair<std::int64_t, std::int64_t>(0, rows.second - rows.first), Kokkos::ALL);
-    gradient_rows(space, x, grad_out, gradient, first);
+    Impl::run_tile_gemm(
+        space, GradientProduct<typename ExecSpace::memory_space>(x, grad_out, gradient, first),
+        "TernaryCounter::update_from_io::gradient_tiles");
     UpdateConstants chunk_k = k;
     chunk_k.row_offset = k.row_offset + first;
     const auto part = state.row_range(rows.first, rows.second);

@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <vector>
 
 namespace TernaryCounter::Test {
 namespace {
@@ -43,78 +44,111 @@ float weight_t(const Kokkos::View<std::uint8_t**, Kokkos::HostSpace>& codes, std
   return float(decode_ternary(codes(o, i), C));
 }
 
-HostMatrix host_forward(const PackedState<Kokkos::HostSpace>& s, const HostMatrix& x) {
-  const auto codes = unpack_codes(s);
-  HostMatrix y("y", x.extent(0), s.out());
-  for (std::size_t m = 0; m < x.extent(0); ++m) {
-    for (std::int64_t o = 0; o < s.out(); ++o) {
-      float acc = 0.0f;
-      for (std::int64_t i = 0; i < s.in(); ++i)
-        acc = std::fma(x(m, i), weight_t(codes, o, i, s.C), acc);
-      y(m, o) = s.scale(o) * acc;
-    }
-  }
-  return y;
+// One element of each product in the documented order.
+float host_forward_element(const PackedState<Kokkos::HostSpace>& s,
+                           const Kokkos::View<std::uint8_t**, Kokkos::HostSpace>& codes,
+                           const HostMatrix& x, std::int64_t m, std::int64_t o) {
+  float acc = 0.0f;
+  for (std::int64_t i = 0; i < s.in(); ++i)
+    acc = std::fma(x(m, i), weight_t(codes, o, i, s.C), acc);
+  return s.scale(o) * acc;
 }
 
-HostMatrix host_backward_input(const PackedState<Kokkos::HostSpace>& s, const HostMatrix& g) {
-  const auto codes = unpack_codes(s);
-  HostMatrix gx("gx", g.extent(0), s.in());
-  for (std::size_t m = 0; m < g.extent(0); ++m) {
-    for (std::int64_t i = 0; i < s.in(); ++i) {
-      float acc = 0.0f;
-      for (std::int64_t o = 0; o < s.out(); ++o) {
-        acc = std::fma(g(m, o), s.scale(o) * weight_t(codes, o, i, s.C), acc);
-      }
-      gx(m, i) = acc;
-    }
+float host_backward_input_element(const PackedState<Kokkos::HostSpace>& s,
+                                  const Kokkos::View<std::uint8_t**, Kokkos::HostSpace>& codes,
+                                  const HostMatrix& g, std::int64_t m, std::int64_t i) {
+  float acc = 0.0f;
+  for (std::int64_t o = 0; o < s.out(); ++o) {
+    acc = std::fma(g(m, o), s.scale(o) * weight_t(codes, o, i, s.C), acc);
   }
-  return gx;
+  return acc;
 }
 
-void expect_bit_equal(const HostMatrix& expected, const OutputView<MemSpace>& actual_device,
+/// Compares every element of `actual` whose row is in `rows` or whose column is in `cols` (all
+/// of them when both are empty) with element(r, c) bit for bit.
+template <class Element>
+void expect_bit_equal(const Element& element, const OutputView<MemSpace>& actual_device,
+                      const std::vector<std::int64_t>& rows, const std::vector<std::int64_t>& cols,
                       const std::string& what) {
   const auto actual = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, actual_device);
-  ASSERT_EQ(expected.extent(0), actual.extent(0));
-  ASSERT_EQ(expected.extent(1), actual.extent(1));
-  std::int64_t mismatches = 0;
-  for (std::size_t r = 0; r < expected.extent(0); ++r) {
-    for (std::size_t c = 0; c < expected.extent(1); ++c) {
-      if (std::memcmp(&expected(r, c), &actual(r, c), sizeof(float)) != 0) {
-        if (mismatches++ < 5) {
-          ADD_FAILURE() << what << " (" << r << ", " << c << "): expected " << expected(r, c)
-                        << " got " << actual(r, c);
-        }
+  const std::int64_t R = actual.extent(0), C = actual.extent(1);
+  std::vector<char> row_checked(R, rows.empty() && cols.empty()), col_checked(C, 0);
+  for (const std::int64_t r : rows) row_checked[r] = 1;
+  for (const std::int64_t c : cols) col_checked[c] = 1;
+  std::int64_t mismatches = 0, compared = 0;
+  for (std::int64_t r = 0; r < R; ++r) {
+    for (std::int64_t c = 0; c < C; ++c) {
+      if (!row_checked[r] && !col_checked[c]) continue;
+      ++compared;
+      const float expected = element(r, c);
+      if (std::memcmp(&expected, &actual(r, c), sizeof(float)) != 0 && mismatches++ < 5) {
+        ADD_FAILURE() << what << " (" << r << ", " << c << "): expected " << expected << " got "
+                      << actual(r, c);
       }
     }
   }
-  EXPECT_EQ(mismatches, 0) << what;
+  EXPECT_EQ(mismatches, 0) << what << " (" << compared << " elements compared)";
+}
+
+struct LinearShape {
+  std::int64_t M, out, in;
+  int C;
+};
+
+/// Runs forward and backward_input on the test backend and compares them with the host loops:
+/// every element, or the rows and columns sampled by `sample` (for shapes whose full check would
+/// take the host loops too long).
+void check_linear(const LinearShape& sh, bool sample) {
+  const ExecSpace space;
+  const std::string what = "M=" + std::to_string(sh.M) + " out=" + std::to_string(sh.out) +
+                           " in=" + std::to_string(sh.in) + " C=" + std::to_string(sh.C);
+  const auto host_state = random_state(sh.out, sh.in, sh.C, 11 + std::uint32_t(sh.in));
+  const auto codes = unpack_codes(host_state);
+  const auto state = create_mirror_and_copy(space, host_state);
+  const HostMatrix x = random_matrix(sh.M, sh.in, 3);
+  const HostMatrix g = random_matrix(sh.M, sh.out, 4);
+  const auto x_d = Kokkos::create_mirror_view_and_copy(MemSpace{}, x);
+  const auto g_d = Kokkos::create_mirror_view_and_copy(MemSpace{}, g);
+  OutputView<MemSpace> y("y", sh.M, sh.out), gx("gx", sh.M, sh.in);
+  forward(space, state, x_d, y);
+  backward_input(space, state, g_d, gx);
+  space.fence();
+  // Samples: both sides of every 64-element boundary (the tile sizes of every backend are
+  // multiples of 64 or 64 itself) and the last index.
+  const auto samples = [&](std::int64_t n) {
+    std::vector<std::int64_t> v;
+    if (!sample) return v;
+    for (std::int64_t k = 0; k < n; k += 64) {
+      v.push_back(k);
+      if (k + 63 < n) v.push_back(k + 63);
+    }
+    v.push_back(n - 1);
+    return v;
+  };
+  expect_bit_equal([&](std::int64_t m,
+                       std::int64_t o) { return host_forward_element(host_state, codes, x, m, o); },
+                   y, samples(sh.M), samples(sh.out), "forward " + what);
+  expect_bit_equal(
+      [&](std::int64_t m, std::int64_t i) {
+        return host_backward_input_element(host_state, codes, g, m, i);
+      },
+      gx, samples(sh.M), samples(sh.in), "backward_input " + what);
 }
 
 TEST(Linear, ForwardAndBackwardInputMatchHostLoopsBitExact) {
-  const ExecSpace space;
-  struct Shape {
-    std::int64_t M, out, in;
-    int C;
-  };
-  for (const Shape sh :
-       {Shape{1, 1, 4, 2}, Shape{3, 5, 12, 8}, Shape{7, 33, 36, 11}, Shape{9, 17, 260, 8},
-        Shape{64, 40, 128, 5}, Shape{0, 3, 8, 8}, Shape{5, 0, 8, 8}}) {
-    const std::string what = "M=" + std::to_string(sh.M) + " out=" + std::to_string(sh.out) +
-                             " in=" + std::to_string(sh.in) + " C=" + std::to_string(sh.C);
-    const auto host_state = random_state(sh.out, sh.in, sh.C, 11 + std::uint32_t(sh.in));
-    const auto state = create_mirror_and_copy(space, host_state);
-    const HostMatrix x = random_matrix(sh.M, sh.in, 3);
-    const HostMatrix g = random_matrix(sh.M, sh.out, 4);
-    const auto x_d = Kokkos::create_mirror_view_and_copy(MemSpace{}, x);
-    const auto g_d = Kokkos::create_mirror_view_and_copy(MemSpace{}, g);
-    OutputView<MemSpace> y("y", sh.M, sh.out), gx("gx", sh.M, sh.in);
-    forward(space, state, x_d, y);
-    backward_input(space, state, g_d, gx);
-    space.fence();
-    expect_bit_equal(host_forward(host_state, x), y, "forward " + what);
-    expect_bit_equal(host_backward_input(host_state, g), gx, "backward_input " + what);
+  for (const LinearShape sh :
+       {LinearShape{1, 1, 4, 2}, LinearShape{3, 5, 12, 8}, LinearShape{7, 33, 36, 11},
+        LinearShape{9, 17, 260, 8}, LinearShape{64, 40, 128, 5}, LinearShape{0, 3, 8, 8},
+        LinearShape{5, 0, 8, 8}, LinearShape{130, 129, 516, 8}}) {
+    check_linear(sh, false);
   }
+}
+
+// Full-size tiles: more than 132 tiles of 128 x 128 on a GPU (one wave of an H100/H200) for both
+// products, several 192-row host tiles, partial tiles at every edge, an out that is not a
+// multiple of 4 (the scalar staging path) and depths that end inside a step.
+TEST(Linear, FullSizeTilesMatchHostLoopsBitExact) {
+  check_linear(LinearShape{1541, 1409, 1412, 8}, true);
 }
 
 TEST(Linear, MismatchedExtentsThrowAndWriteNothing) {

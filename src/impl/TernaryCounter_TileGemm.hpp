@@ -1,11 +1,15 @@
-// The gradient GEMM of update_from_io: rows[r, i] = sum_m grad_out[m, first_row + r] * x[m, i],
-// each element one fma chain over m ascending (SPEC §3 step 1), tiled for reuse.
+// The tile GEMM engine behind the layer's three products (the update's weight gradient, forward
+// and backward_input): C[r, c] = sum_k A(k, r) * B(k, c), each element one fma chain over k
+// ascending, stored through the product's epilogue. The order of every chain is fixed, so tile
+// sizes, team sizes and thread counts never change a bit.
 //
-// A team owns a tile_rows x tile_cols tile of gradient rows and walks m in steps of tile_depth,
-// staging the grad_out and x slices of each step in team scratch. Each thread owns register
-// micro-tiles. On GPUs (register_accumulators) a thread keeps one micro-tile live over all m
-// and the next slices are prefetched into registers while the current ones are used; on host
-// backends one thread walks all micro-tiles of the tile, accumulating into team scratch.
+// A Product supplies two operands (TernaryCounter_TileOperands.hpp), the extents rows(), cols()
+// and depth(), and store(r, c, acc). A team owns a tile_rows x tile_cols tile and walks the depth
+// in steps of tile_depth, staging each step's A and B slices in team scratch (A as [k][r], B as
+// [k][c]). Each thread owns register micro-tiles. On GPUs (register_accumulators) a thread keeps
+// one micro-tile live over the whole depth and the next slices are prefetched into registers while
+// the current ones are used; on host backends one thread walks all micro-tiles of the tile,
+// accumulating into team scratch.
 #pragma once
 
 #include "TernaryCounter_Tiling.hpp"
@@ -13,6 +17,7 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <algorithm>
 #include <cstdint>
 #include <type_traits>
 
@@ -27,8 +32,8 @@
 
 namespace TernaryCounter::Impl {
 
-template <class ExecSpace, class TileTraits = Tiling<ExecSpace>>
-struct GradientTileKernel {
+template <class ExecSpace, class Product, class TileTraits = Tiling<ExecSpace>>
+struct TileGemm {
   using T = TileTraits;
   using memory_space = typename ExecSpace::memory_space;
   static constexpr int TR = T::tile_rows, TC = T::tile_cols, D = T::tile_depth;
@@ -46,27 +51,21 @@ struct GradientTileKernel {
                          Kokkos::TeamPolicy<ExecSpace, Kokkos::LaunchBounds<team_size, 2>>,
                          Kokkos::TeamPolicy<ExecSpace>>;
   using member_type = typename policy_type::member_type;
-  using input_view = Kokkos::View<const float**, Kokkos::LayoutRight, memory_space>;
-  using rows_view = Kokkos::View<float**, Kokkos::LayoutRight, memory_space>;
 
   static_assert(TR % MR == 0 && TC % MC == 0, "micro-tiles must tile the team tile");
+  static_assert(D % 4 == 0, "runs along the depth are four elements");
   static_assert(!T::register_accumulators || (MR_PART % 4 == 0 && MC_PART % 4 == 0),
                 "GPU micro-tile parts are read as float4");
   static_assert(!T::register_accumulators ||
                     ((D * TR / 4) % team_size == 0 && (D * TC / 4) % team_size == 0),
                 "GPU staging must split into whole float4 per thread");
 
-  input_view x;                ///< [M, in]
-  input_view grad_out;         ///< [M, out]
-  rows_view rows;              ///< [chunk_rows, in] output
-  std::int64_t first_row = 0;  ///< column of grad_out that feeds rows(0, :)
-  bool vector_a = false;       ///< grad_out rows may be read as aligned float4 (set by run)
-  bool vector_b = false;       ///< x rows likewise
+  using A = decltype(Product::a);
+  using B = decltype(Product::b);
 
-  KOKKOS_INLINE_FUNCTION std::int64_t M() const { return x.extent(0); }
-  KOKKOS_INLINE_FUNCTION std::int64_t in() const { return x.extent(1); }
-  KOKKOS_INLINE_FUNCTION std::int64_t chunk_rows() const { return rows.extent(0); }
-  KOKKOS_INLINE_FUNCTION std::int64_t col_tiles() const { return (in() + TC - 1) / TC; }
+  Product product;
+
+  KOKKOS_INLINE_FUNCTION std::int64_t col_tiles() const { return (product.cols() + TC - 1) / TC; }
 
   static constexpr std::size_t stage_floats = std::size_t(D) * (TR + TC);
   KOKKOS_INLINE_FUNCTION static std::size_t scratch_bytes() {
@@ -83,27 +82,38 @@ struct GradientTileKernel {
     return (f / MC_PART) * (TC / T::col_split) + tx * MC_PART + f % MC_PART;
   }
 
-  // Staged float4 q of a step starting at sample m0 (A: grad_out slice, B: x slice), zero past
-  // the matrix edges (results there are never stored).
-  KOKKOS_INLINE_FUNCTION Float4 a_vector(std::int64_t m0, std::int64_t row0, int q) const {
-    const std::int64_t m = m0 + q / (TR / 4), r = row0 + 4 * (q % (TR / 4));
-    if (vector_a && m < M() && r + 3 < chunk_rows()) {
-      return *reinterpret_cast<const Float4*>(&grad_out(m, first_row + r));
+  // Four-element run q of an operand's slice [k0, k0 + D) x [j0, j0 + W): where it starts in the
+  // operand (k, j) and in the staged slice (kk, jj).
+  template <class Operand, int W>
+  struct Run {
+    int kk, jj;
+    KOKKOS_INLINE_FUNCTION explicit Run(int q) {
+      if constexpr (Operand::along_depth) {
+        kk = 4 * (q / W);
+        jj = q % W;  // consecutive threads: consecutive j, conflict-free scratch stores
+      } else {
+        kk = q / (W / 4);
+        jj = 4 * (q % (W / 4));
+      }
     }
-    Float4 v;
-    for (int j = 0; j < 4; ++j) {
-      v.v[j] = (m < M() && r + j < chunk_rows()) ? grad_out(m, first_row + r + j) : 0.0f;
-    }
-    return v;
+  };
+
+  template <class Operand, int W>
+  KOKKOS_INLINE_FUNCTION static Float4 fetch(const Operand& op, std::int64_t k0, std::int64_t j0,
+                                             int q) {
+    const Run<Operand, W> run(q);
+    return op.load(k0 + run.kk, j0 + run.jj);
   }
-  KOKKOS_INLINE_FUNCTION Float4 b_vector(std::int64_t m0, std::int64_t col0, int q) const {
-    const std::int64_t m = m0 + q / (TC / 4), c = col0 + 4 * (q % (TC / 4));
-    if (vector_b && m < M() && c + 3 < in()) {
-      return *reinterpret_cast<const Float4*>(&x(m, c));
+
+  template <class Operand, int W>
+  KOKKOS_INLINE_FUNCTION static void put(float* slice, int q, const Float4& v) {
+    const Run<Operand, W> run(q);
+    if constexpr (Operand::along_depth) {
+      TERNARYCOUNTER_UNROLL
+      for (int e = 0; e < 4; ++e) slice[(run.kk + e) * W + run.jj] = v.v[e];
+    } else {
+      *reinterpret_cast<Float4*>(slice + run.kk * W + run.jj) = v;
     }
-    Float4 v;
-    for (int j = 0; j < 4; ++j) v.v[j] = (m < M() && c + j < in()) ? x(m, c + j) : 0.0f;
-    return v;
   }
 
   /// acc[e][f] = fma(A[kk][row e], B[kk][col f], acc[e][f]) for kk ascending, kk < depth.
@@ -154,11 +164,11 @@ struct GradientTileKernel {
     TERNARYCOUNTER_UNROLL
     for (int e = 0; e < MR; ++e) {
       const std::int64_t r = row0 + row_of(ty, e);
-      if (r >= chunk_rows()) continue;
+      if (r >= product.rows()) continue;
       TERNARYCOUNTER_UNROLL
       for (int f = 0; f < MC; ++f) {
         const std::int64_t c = col0 + col_of(tx, f);
-        if (c < in()) rows(r, c) = acc[e][f];
+        if (c < product.cols()) product.store(r, c, acc[e][f]);
       }
     }
   }
@@ -187,21 +197,26 @@ struct GradientTileKernel {
       for (int f = 0; f < MC; ++f) acc[e][f] = 0.0f;
     }
     Float4 next_a[A_VECTORS], next_b[B_VECTORS];
-    const auto load = [&](std::int64_t m0) {
+    const auto load = [&](std::int64_t k0) {
       TERNARYCOUNTER_UNROLL
-      for (int j = 0; j < A_VECTORS; ++j) next_a[j] = a_vector(m0, row0, tid + j * team_size);
+      for (int j = 0; j < A_VECTORS; ++j) {
+        next_a[j] = fetch<A, TR>(product.a, k0, row0, tid + j * team_size);
+      }
       TERNARYCOUNTER_UNROLL
-      for (int j = 0; j < B_VECTORS; ++j) next_b[j] = b_vector(m0, col0, tid + j * team_size);
+      for (int j = 0; j < B_VECTORS; ++j) {
+        next_b[j] = fetch<B, TC>(product.b, k0, col0, tid + j * team_size);
+      }
     };
     const auto stage = [&](float* buffer) {
-      auto* a = reinterpret_cast<Float4*>(buffer);
-      auto* b = reinterpret_cast<Float4*>(buffer + D * TR);
       TERNARYCOUNTER_UNROLL
-      for (int j = 0; j < A_VECTORS; ++j) a[tid + j * team_size] = next_a[j];
+      for (int j = 0; j < A_VECTORS; ++j) put<A, TR>(buffer, tid + j * team_size, next_a[j]);
       TERNARYCOUNTER_UNROLL
-      for (int j = 0; j < B_VECTORS; ++j) b[tid + j * team_size] = next_b[j];
+      for (int j = 0; j < B_VECTORS; ++j) {
+        put<B, TC>(buffer + D * TR, tid + j * team_size, next_b[j]);
+      }
     };
-    const std::int64_t steps = (M() + D - 1) / D;
+    const std::int64_t depth = product.depth();
+    const std::int64_t steps = (depth + D - 1) / D;
     if (steps > 0) {
       load(0);
       stage(scratch);
@@ -211,10 +226,10 @@ struct GradientTileKernel {
       float* current = scratch + (s % 2) * stage_floats;
       const bool more = s + 1 < steps;
       if (more) load((s + 1) * D);
-      if (more || M() % D == 0) {
+      if (more || depth % D == 0) {
         micro_fma<true>(acc, current, current + D * TR, ty, tx, D);
       } else {
-        micro_fma<false>(acc, current, current + D * TR, ty, tx, int(M() - s * D));
+        micro_fma<false>(acc, current, current + D * TR, ty, tx, int(depth - s * D));
       }
       if (more) stage(scratch + ((s + 1) % 2) * stage_floats);
       team.team_barrier();
@@ -222,41 +237,30 @@ struct GradientTileKernel {
     store_micro_tile(acc, row0, col0, ty, tx);
   }
 
-  // Copies rows m0 .. m0+depth-1 of the tile's grad_out and x slices into scratch as contiguous
-  // runs, zero past the matrix edges (results there are never stored).
-  KOKKOS_INLINE_FUNCTION void stage_rows(const member_type& team, float* As, float* Bs,
-                                         std::int64_t m0, int depth, std::int64_t row0,
-                                         std::int64_t col0) const {
-    const int rows_valid = int(Kokkos::min(std::int64_t(TR), chunk_rows() - row0));
-    const int cols_valid = int(Kokkos::min(std::int64_t(TC), in() - col0));
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, depth), [&](int kk) {
-      const float* a = &grad_out(m0 + kk, first_row + row0);
-      const float* b = &x(m0 + kk, col0);
-      float* a_dst = As + kk * TR;
-      float* b_dst = Bs + kk * TC;
-      for (int r = 0; r < rows_valid; ++r) a_dst[r] = a[r];
-      for (int r = rows_valid; r < TR; ++r) a_dst[r] = 0.0f;
-      for (int c = 0; c < cols_valid; ++c) b_dst[c] = b[c];
-      for (int c = cols_valid; c < TC; ++c) b_dst[c] = 0.0f;
-    });
-  }
-
   // Accumulators of the whole tile in scratch; each step is staged once and every micro-tile
-  // is updated from it.
+  // that holds a stored element is updated from it (a small product computes little padding).
   KOKKOS_INLINE_FUNCTION void host_tile(const member_type& team, float* scratch, std::int64_t row0,
                                         std::int64_t col0) const {
+    static_assert(T::row_split == 1 && T::col_split == 1, "host micro-tiles are contiguous");
     float* As = scratch;
     float* Bs = scratch + D * TR;
     float* tile_acc = scratch + stage_floats;
+    const int rows_valid = int(Kokkos::min(std::int64_t(TR), product.rows() - row0));
+    const int cols_valid = int(Kokkos::min(std::int64_t(TC), product.cols() - col0));
+    const int micro_rows = (rows_valid + MR - 1) / MR, micro_cols = (cols_valid + MC - 1) / MC;
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, TR * TC),
                          [&](int q) { tile_acc[q] = 0.0f; });
-    for (std::int64_t m0 = 0; m0 < M(); m0 += D) {
-      const int depth = int(Kokkos::min(std::int64_t(D), M() - m0));
+    const std::int64_t total = product.depth();
+    for (std::int64_t k0 = 0; k0 < total; k0 += D) {
+      const int depth = int(Kokkos::min(std::int64_t(D), total - k0));
       team.team_barrier();
-      stage_rows(team, As, Bs, m0, depth, row0, col0);
+      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, D * TR / 4),
+                           [&](int q) { put<A, TR>(As, q, fetch<A, TR>(product.a, k0, row0, q)); });
+      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, D * TC / 4),
+                           [&](int q) { put<B, TC>(Bs, q, fetch<B, TC>(product.b, k0, col0, q)); });
       team.team_barrier();
-      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, MICRO_TILES), [&](int t) {
-        const int ty = t / MICRO_COLS, tx = t % MICRO_COLS;
+      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, micro_rows * micro_cols), [&](int t) {
+        const int ty = t / micro_cols, tx = t % micro_cols;
         float acc[MR][MC];
         for (int e = 0; e < MR; ++e)
           for (int f = 0; f < MC; ++f) acc[e][f] = tile_acc[row_of(ty, e) * TC + col_of(tx, f)];
@@ -270,32 +274,52 @@ struct GradientTileKernel {
       });
     }
     team.team_barrier();
-    const int cols_valid = int(Kokkos::min(std::int64_t(TC), in() - col0));
-    Kokkos::parallel_for(
-        Kokkos::TeamThreadRange(team, int(Kokkos::min(std::int64_t(TR), chunk_rows() - row0))),
-        [&](int r) {
-          for (int c = 0; c < cols_valid; ++c) rows(row0 + r, col0 + c) = tile_acc[r * TC + c];
-        });
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, rows_valid), [&](int r) {
+      for (int c = 0; c < cols_valid; ++c) product.store(row0 + r, col0 + c, tile_acc[r * TC + c]);
+    });
   }
 
-  void run(const ExecSpace& space) const {
-    const std::int64_t tiles = tile_count(chunk_rows(), in());
+  /// Teams of one launch over a rows x cols product.
+  static std::int64_t tile_count(std::int64_t rows, std::int64_t cols) {
+    return ((rows + TR - 1) / TR) * ((cols + TC - 1) / TC);
+  }
+
+  void run(const ExecSpace& space, const char* label) const {
+    const std::int64_t tiles = tile_count(product.rows(), product.cols());
     if (tiles == 0) return;
-    GradientTileKernel kernel = *this;
-    const auto aligned = [](const float* p) {
-      return reinterpret_cast<std::uintptr_t>(p) % 16 == 0;
-    };
-    kernel.vector_a = aligned(grad_out.data()) && grad_out.stride(0) % 4 == 0 && first_row % 4 == 0;
-    kernel.vector_b = aligned(x.data()) && x.stride(0) % 4 == 0;
     const auto policy =
         policy_type(space, tiles, team_size).set_scratch_size(0, Kokkos::PerTeam(scratch_bytes()));
-    Kokkos::parallel_for("TernaryCounter::update_from_io::gradient_tiles", policy, kernel);
-  }
-
-  /// Teams of one launch over `rows` gradient rows of width `in`.
-  static std::int64_t tile_count(std::int64_t rows, std::int64_t in) {
-    return ((rows + TR - 1) / TR) * ((in + TC - 1) / TC);
+    Kokkos::parallel_for(label, policy, *this);
   }
 };
+
+/// Tile-GEMM teams that run at once on `space`: one launch of that many tiles is one full wave.
+template <class ExecSpace>
+std::int64_t tile_team_slots(const ExecSpace& space) {
+  using T = Tiling<ExecSpace>;
+  if constexpr (T::register_accumulators) {
+    return std::max<std::int64_t>(1, std::int64_t(space.concurrency()) /
+                                         T::threads_per_multiprocessor *
+                                         T::teams_per_multiprocessor);
+  } else {
+    return std::max<std::int64_t>(1, space.concurrency());
+  }
+}
+
+/// Runs `product` on `space`, with the small-tile variant when the full-size tiles would leave
+/// multiprocessors idle.
+template <class ExecSpace, class Product>
+void run_tile_gemm(const ExecSpace& space, const Product& product, const char* label) {
+  using T = Tiling<ExecSpace>;
+  if constexpr (requires { typename T::Small; }) {
+    const std::int64_t multiprocessors = tile_team_slots(space) / T::teams_per_multiprocessor;
+    if (TileGemm<ExecSpace, Product>::tile_count(product.rows(), product.cols()) <
+        multiprocessors) {
+      TileGemm<ExecSpace, Product, typename T::Small>{product}.run(space, label);
+      return;
+    }
+  }
+  TileGemm<ExecSpace, Product>{product}.run(space, label);
+}
 
 }  // namespace TernaryCounter::Impl
