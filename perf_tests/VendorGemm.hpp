@@ -1,6 +1,6 @@
-// The vendor SGEMM of the comparison path: it forms the dense weight gradient
-// grad_w [out, in] = grad_out^T [out, M] * x [M, in] in FP32 from row-major x [M, in] and
-// grad_out [M, out]. cuBLAS on CUDA, OpenBLAS on host backends; CMake compiles exactly one of
+// The vendor SGEMM of the comparison paths, in FP32 on row-major Views: the dense weight gradient
+// grad_w [out, in] = grad_out^T x, and the dense layer's forward (x W^T) and input gradient
+// (grad_out W). cuBLAS on CUDA, OpenBLAS on host backends; CMake compiles exactly one of
 // VendorGemm_Cuda.cpp / VendorGemm_OpenBLAS.cpp, so the driver never names a vendor.
 #pragma once
 
@@ -27,9 +27,25 @@ class VendorGemm {
   VendorGemm(const VendorGemm&) = delete;
   VendorGemm& operator=(const VendorGemm&) = delete;
 
-  /// grad_w = grad_out^T x, enqueued on the space (a host library runs it before returning).
-  /// Throws std::invalid_argument on mismatched extents, std::runtime_error on a library error.
-  void grad_w(const ConstMatrix& x, const ConstMatrix& grad_out, const Matrix& grad_w) const;
+  /// c = op(a) op(b), op transposing when the flag says so, enqueued on the space (a host
+  /// library runs it before returning). Throws std::invalid_argument on mismatched extents,
+  /// std::runtime_error on a library error.
+  void gemm(bool transpose_a, bool transpose_b, const ConstMatrix& a, const ConstMatrix& b,
+            const Matrix& c) const;
+
+  /// grad_w [out, in] = grad_out^T x.
+  void grad_w(const ConstMatrix& x, const ConstMatrix& grad_out, const Matrix& grad_w) const {
+    gemm(true, false, grad_out, x, grad_w);
+  }
+  /// y [M, out] = x W^T: a dense layer's forward.
+  void forward(const ConstMatrix& x, const ConstMatrix& w, const Matrix& y) const {
+    gemm(false, true, x, w, y);
+  }
+  /// grad_x [M, in] = grad_out W: a dense layer's input gradient.
+  void backward_input(const ConstMatrix& grad_out, const ConstMatrix& w,
+                      const Matrix& grad_x) const {
+    gemm(false, false, grad_out, w, grad_x);
+  }
 
   /// Library, version, precision and threads, for the report.
   std::string description() const;
@@ -39,22 +55,32 @@ class VendorGemm {
   std::unique_ptr<Impl> impl_;
 };
 
+/// Rows and columns of op(a).
+inline std::int64_t op_rows(bool transpose, const ConstMatrix& a) {
+  return std::int64_t(transpose ? a.extent(1) : a.extent(0));
+}
+inline std::int64_t op_cols(bool transpose, const ConstMatrix& a) {
+  return std::int64_t(transpose ? a.extent(0) : a.extent(1));
+}
+
 /// The extent and stride checks both implementations share (the libraries take 32-bit sizes).
-inline void check_gemm_arguments(const ConstMatrix& x, const ConstMatrix& grad_out,
-                                 const Matrix& grad_w) {
+inline void check_gemm_arguments(bool transpose_a, bool transpose_b, const ConstMatrix& a,
+                                 const ConstMatrix& b, const Matrix& c) {
   std::ostringstream msg;
-  if (x.extent(0) != grad_out.extent(0)) {
-    msg << "x has " << x.extent(0) << " rows (M) but grad_out has " << grad_out.extent(0);
-  } else if (grad_w.extent(0) != grad_out.extent(1) || grad_w.extent(1) != x.extent(1)) {
-    msg << "grad_w is " << grad_w.extent(0) << "x" << grad_w.extent(1) << " but must be "
-        << grad_out.extent(1) << "x" << x.extent(1) << " (out x in)";
-  } else if (x.stride(0) > INT32_MAX || grad_out.stride(0) > INT32_MAX ||
-             grad_w.stride(0) > INT32_MAX || x.extent(0) > INT32_MAX) {
+  if (op_cols(transpose_a, a) != op_rows(transpose_b, b)) {
+    msg << "op(a) has " << op_cols(transpose_a, a) << " columns but op(b) has "
+        << op_rows(transpose_b, b) << " rows";
+  } else if (std::int64_t(c.extent(0)) != op_rows(transpose_a, a) ||
+             std::int64_t(c.extent(1)) != op_cols(transpose_b, b)) {
+    msg << "c is " << c.extent(0) << "x" << c.extent(1) << " but must be "
+        << op_rows(transpose_a, a) << "x" << op_cols(transpose_b, b);
+  } else if (a.stride(0) > INT32_MAX || b.stride(0) > INT32_MAX || c.stride(0) > INT32_MAX ||
+             a.extent(0) > INT32_MAX || a.extent(1) > INT32_MAX || b.extent(1) > INT32_MAX) {
     msg << "a dimension exceeds the 32-bit sizes of the vendor GEMM";
   } else {
     return;
   }
-  throw std::invalid_argument("VendorGemm::grad_w: " + msg.str());
+  throw std::invalid_argument("VendorGemm::gemm: " + msg.str());
 }
 
 }  // namespace TernaryCounter::Perf

@@ -39,19 +39,19 @@ VendorGemm::~VendorGemm() {
   if (impl_ && impl_->handle) cublasDestroy(impl_->handle);
 }
 
-void VendorGemm::grad_w(const ConstMatrix& x, const ConstMatrix& grad_out,
-                        const Matrix& grad_w) const {
-  check_gemm_arguments(x, grad_out, grad_w);
-  const int out = int(grad_w.extent(0)), in = int(grad_w.extent(1)), m = int(x.extent(0));
-  // cuBLAS is column-major: a row-major [r, c] array is the column-major [c, r] matrix, its
-  // transpose. So row-major grad_w [out, in] = grad_out^T x is, column-major,
-  //   G (in x out) = X (in x M) * D^T (M x out),
-  // with X = x's memory read as in x M (no transpose, ld = x.stride(0)) and D = grad_out's
-  // memory read as out x M (transposed, ld = grad_out.stride(0)).
+void VendorGemm::gemm(bool transpose_a, bool transpose_b, const ConstMatrix& a,
+                      const ConstMatrix& b, const Matrix& c) const {
+  check_gemm_arguments(transpose_a, transpose_b, a, b, c);
+  // cuBLAS is column-major: a row-major [r, c] array is, column-major, its transpose. So the
+  // row-major c = op(a) op(b) is the column-major c^T = op(b)^T op(a)^T, where op(b)^T is b's
+  // memory as it is (CUBLAS_OP_N) when b is not transposed, and its transpose otherwise.
+  const auto op = [](bool transpose) { return transpose ? CUBLAS_OP_T : CUBLAS_OP_N; };
+  const int rows = int(c.extent(0)), cols = int(c.extent(1));
+  const int depth = int(op_cols(transpose_a, a));
   const float alpha = 1.0f, beta = 0.0f;
-  check(cublasSgemm(impl_->handle, CUBLAS_OP_N, CUBLAS_OP_T, in, out, m, &alpha, x.data(),
-                    int(x.stride(0)), grad_out.data(), int(grad_out.stride(0)), &beta,
-                    grad_w.data(), int(grad_w.stride(0))),
+  check(cublasSgemm(impl_->handle, op(transpose_b), op(transpose_a), cols, rows, depth, &alpha,
+                    b.data(), int(b.stride(0)), a.data(), int(a.stride(0)), &beta, c.data(),
+                    int(c.stride(0))),
         "cublasSgemm");
 }
 

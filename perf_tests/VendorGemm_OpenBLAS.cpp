@@ -21,16 +21,15 @@ VendorGemm::VendorGemm(const ExecSpace& space) : impl_(std::make_unique<Impl>(Im
 
 VendorGemm::~VendorGemm() = default;
 
-void VendorGemm::grad_w(const ConstMatrix& x, const ConstMatrix& grad_out,
-                        const Matrix& grad_w) const {
-  check_gemm_arguments(x, grad_out, grad_w);
-  const int out = int(grad_w.extent(0)), in = int(grad_w.extent(1)), m = int(x.extent(0));
+void VendorGemm::gemm(bool transpose_a, bool transpose_b, const ConstMatrix& a,
+                      const ConstMatrix& b, const Matrix& c) const {
+  check_gemm_arguments(transpose_a, transpose_b, a, b, c);
   // The inputs may still be written by kernels of the space; OpenBLAS runs outside Kokkos.
   impl_->space.fence("TernaryCounter::Perf::VendorGemm::before_sgemm");
-  // Row-major C [out, in] = A^T B with A = grad_out [M, out] and B = x [M, in].
-  cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, out, in, m, 1.0f, grad_out.data(),
-              int(grad_out.stride(0)), x.data(), int(x.stride(0)), 0.0f, grad_w.data(),
-              int(grad_w.stride(0)));
+  const auto op = [](bool transpose) { return transpose ? CblasTrans : CblasNoTrans; };
+  cblas_sgemm(CblasRowMajor, op(transpose_a), op(transpose_b), int(c.extent(0)), int(c.extent(1)),
+              int(op_cols(transpose_a, a)), 1.0f, a.data(), int(a.stride(0)), b.data(),
+              int(b.stride(0)), 0.0f, c.data(), int(c.stride(0)));
 }
 
 std::string VendorGemm::description() const {

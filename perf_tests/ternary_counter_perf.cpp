@@ -1,8 +1,10 @@
 // ternary-counter-perf [--shape OUTxINxM]... [--repeat N] [--json FILE]
 // Times, per shape and in one run: update_from_io (the strict path, with a caller-owned
 // workspace), the vendor path (vendor SGEMM forming grad_w, then our dense update) and the dense
-// update alone; and the device copy bandwidth that the dense update is judged against. Absolute
-// times on a shared machine mean little, so every ratio comes from the same run.
+// update alone; the layer's forward and backward_input; a whole ternary layer step (forward +
+// backward_input + update_from_io) against a dense FP32 layer step (three vendor SGEMMs + the
+// dense update); and the device copy bandwidth that the dense update is judged against.
+// Absolute times on a shared machine mean little, so every ratio comes from the same run.
 #include "PerfInputs.hpp"
 #include "PerfJson.hpp"
 #include "PerfTiming.hpp"
@@ -31,8 +33,9 @@ const char* const usage =
     "usage: ternary-counter-perf [--shape OUTxINxM]... [--repeat N] [--json FILE] [--help]\n"
     "  --shape OUTxINxM  a layer of OUT x IN weights updated from M samples (repeatable;\n"
     "                    IN a multiple of 4). Default: 1024x1024x8192 2048x2048x4096\n"
-    "                    4096x4096x4096 4096x4096x16384 11008x4096x4096 4096x11008x4096 on a\n"
-    "                    GPU, 1024x1024x4096 512x2048x2048 on a host backend\n"
+    "                    4096x4096x4096 4096x4096x16384 11008x4096x4096 4096x11008x4096\n"
+    "                    4096x4096x256 16384x16384x16 on a GPU, 1024x1024x4096 512x2048x2048\n"
+    "                    1024x1024x16 on a host backend\n"
     "  --repeat N        timed repeats per measurement, N >= 5 (default 7); the median counts\n"
     "  --json FILE       also write the results as JSON to FILE\n"
     "  --kokkos-...      Kokkos options (e.g. --kokkos-num-threads=2) pass through to Kokkos\n";
@@ -127,9 +130,10 @@ Options parse_options(int argc, char** argv) {
   if (options.shapes.empty()) {
     if (on_gpu) {
       options.shapes = {{1024, 1024, 8192},  {2048, 2048, 4096},  {4096, 4096, 4096},
-                        {4096, 4096, 16384}, {11008, 4096, 4096}, {4096, 11008, 4096}};
+                        {4096, 4096, 16384}, {11008, 4096, 4096}, {4096, 11008, 4096},
+                        {4096, 4096, 256},   {16384, 16384, 16}};
     } else {
-      options.shapes = {{1024, 1024, 4096}, {512, 2048, 2048}};
+      options.shapes = {{1024, 1024, 4096}, {512, 2048, 2048}, {1024, 1024, 16}};
     }
   }
   return options;
@@ -181,6 +185,8 @@ std::int64_t count_code_mismatches(const ExecSpace& space,
 struct ShapeResult {
   Shape shape{};
   Samples from_io, vendor_path, dense, vendor_gemm;
+  Samples forward, backward_input, layer_step;                       ///< the ternary layer
+  Samples vendor_forward, vendor_backward_input, vendor_layer_step;  ///< a dense FP32 layer
   std::int64_t workspace_rows = 0;
   std::int64_t code_mismatches = 0;
   std::int64_t skipped_rows = 0;
@@ -196,6 +202,9 @@ struct ShapeResult {
   }
   double dense_gbps() const { return double(dense_bytes()) / (dense.median() * 1e-3) / 1e9; }
   double ratio() const { return from_io.median() / vendor_path.median(); }
+  double forward_ratio() const { return forward.median() / vendor_gemm.median(); }
+  double backward_input_ratio() const { return backward_input.median() / vendor_gemm.median(); }
+  double layer_step_ratio() const { return layer_step.median() / vendor_layer_step.median(); }
 };
 
 ShapeResult run_shape(const ExecSpace& space, const VendorGemm& vendor, const Shape& shape,
@@ -209,10 +218,14 @@ ShapeResult run_shape(const ExecSpace& space, const VendorGemm& vendor, const Sh
   const Matrix x(alloc("x"), shape.m, shape.in);
   const Matrix grad_out(alloc("grad_out"), shape.m, shape.out);
   const Matrix grad_w(alloc("grad_w"), shape.out, shape.in);
+  const Matrix y(alloc("y"), shape.m, shape.out);
+  const Matrix grad_x(alloc("grad_x"), shape.m, shape.in);
+  const Matrix dense_w(alloc("dense_w"), shape.out, shape.in);  // the FP32 layer's weights
   r.workspace_rows = from_io_workspace_rows<ExecSpace>(shape.out, shape.in);
   const Matrix workspace(alloc("workspace"), r.workspace_rows, shape.in);
   fill_normal(space, x, 1, 1.0f);
   fill_normal(space, grad_out, 2, 1e-3f);
+  fill_normal(space, dense_w, 3, 1e-2f);
 
   UpdateParams params;
   PackedState<MemSpace> state("TernaryCounter::Perf::state", shape.out, shape.in, params.C);
@@ -238,6 +251,29 @@ ShapeResult run_shape(const ExecSpace& space, const VendorGemm& vendor, const Sh
   });
   r.vendor_gemm = time_repeats(
       repeats, [] {}, [&] { vendor.grad_w(x, grad_out, grad_w); });
+
+  // The layer's products read the weights only: no restore needed between repeats.
+  r.forward = time_repeats(
+      repeats, [] {}, [&] { forward(space, state, x, y); });
+  r.backward_input = time_repeats(
+      repeats, [] {}, [&] { backward_input(space, state, grad_out, grad_x); });
+  r.layer_step = time_repeats(repeats, restore, [&] {
+    forward(space, state, x, y);
+    backward_input(space, state, grad_out, grad_x);
+    r.skipped_rows += update_from_io(space, state, x, grad_out, params, workspace).skipped_rows;
+  });
+  r.vendor_forward = time_repeats(
+      repeats, [] {}, [&] { vendor.forward(x, dense_w, y); });
+  r.vendor_backward_input = time_repeats(
+      repeats, [] {}, [&] { vendor.backward_input(grad_out, dense_w, grad_x); });
+  // A dense FP32 layer with this update as its optimizer (the counter state stands in for the
+  // optimizer state; the three SGEMMs are what a dense layer costs).
+  r.vendor_layer_step = time_repeats(repeats, restore, [&] {
+    vendor.forward(x, dense_w, y);
+    vendor.backward_input(grad_out, dense_w, grad_x);
+    vendor.grad_w(x, grad_out, grad_w);
+    r.skipped_rows += update(space, state, grad_w, params).skipped_rows;
+  });
 
   // One step of each path from the saved state: they should agree on nearly every code.
   restore();
@@ -277,6 +313,23 @@ void print_table(const std::vector<ShapeResult>& results, const CopyBandwidth& c
       "(ms: median; TFLOP/s: 2*out*in*M / time; vendor = vendor SGEMM + dense update; GB/s of the "
       "dense update, %%copy of the %.1f GB/s deep_copy; ratio = from_io ms / vendor ms)\n",
       copy.gbps());
+
+  std::printf("\n%6s %6s %6s | %9s | %10s %6s | %10s %6s | %10s %10s | %9s %9s %6s\n", "out", "in",
+              "M", "sgemm ms", "forward ms", "ratio", "bwd_in ms", "ratio", "sgemm fwd",
+              "sgemm bwd", "step ms", "dense ms", "ratio");
+  for (const ShapeResult& r : results) {
+    std::printf(
+        "%6lld %6lld %6lld | %9.3f | %10.3f %6.2f | %10.3f %6.2f | %10.3f %10.3f | %9.3f %9.3f "
+        "%6.2f\n",
+        (long long)r.shape.out, (long long)r.shape.in, (long long)r.shape.m, r.vendor_gemm.median(),
+        r.forward.median(), r.forward_ratio(), r.backward_input.median(), r.backward_input_ratio(),
+        r.vendor_forward.median(), r.vendor_backward_input.median(), r.layer_step.median(),
+        r.vendor_layer_step.median(), r.layer_step_ratio());
+  }
+  std::printf(
+      "(layer: forward and backward_input ratios over the grad_w SGEMM of the same shape; sgemm "
+      "fwd/bwd = the vendor's x W^T and grad_out W; step = forward + backward_input + "
+      "update_from_io, dense = three vendor SGEMMs + the dense update)\n");
 }
 
 std::string record_json(const ShapeResult& r, const CopyBandwidth& copy) {
@@ -304,11 +357,26 @@ std::string record_json(const ShapeResult& r, const CopyBandwidth& copy) {
       .integer("vendor_path_extra_bytes", r.vendor_extra_bytes())
       .integer("code_mismatches_from_io_vs_vendor", r.code_mismatches)
       .num("code_mismatch_fraction", double(r.code_mismatches) / weights)
+      .num("forward_ms", r.forward.median())
+      .num("backward_input_ms", r.backward_input.median())
+      .num("layer_step_ms", r.layer_step.median())
+      .num("vendor_forward_ms", r.vendor_forward.median())
+      .num("vendor_backward_input_ms", r.vendor_backward_input.median())
+      .num("vendor_layer_step_ms", r.vendor_layer_step.median())
+      .num("forward_ratio", r.forward_ratio())
+      .num("backward_input_ratio", r.backward_input_ratio())
+      .num("layer_step_ratio", r.layer_step_ratio())
+      .num("forward_tflops", r.tflops(r.forward))
+      .num("backward_input_tflops", r.tflops(r.backward_input))
       .integer("skipped_rows", r.skipped_rows)
       .raw("from_io_ms_samples", json_numbers(r.from_io.ms))
       .raw("vendor_path_ms_samples", json_numbers(r.vendor_path.ms))
       .raw("dense_update_ms_samples", json_numbers(r.dense.ms))
-      .raw("vendor_gemm_ms_samples", json_numbers(r.vendor_gemm.ms));
+      .raw("vendor_gemm_ms_samples", json_numbers(r.vendor_gemm.ms))
+      .raw("forward_ms_samples", json_numbers(r.forward.ms))
+      .raw("backward_input_ms_samples", json_numbers(r.backward_input.ms))
+      .raw("layer_step_ms_samples", json_numbers(r.layer_step.ms))
+      .raw("vendor_layer_step_ms_samples", json_numbers(r.vendor_layer_step.ms));
   return o.text("    ");
 }
 
@@ -323,7 +391,8 @@ int run(const Options& options, std::ofstream& json) {
               TERNARYCOUNTER_GIT_REVISION, ExecSpace::name(), space.concurrency());
   std::printf("vendor GEMM: %s\n", vendor.description().c_str());
   std::printf(
-      "vendor GEMM self-check (37x24x64 vs a double host loop): ok, worst error %.3f of "
+      "vendor GEMM self-check (37x24x64, its three products vs a double host loop): ok, worst "
+      "error %.3f of "
       "the tolerance\n",
       check);
   std::printf(
@@ -342,10 +411,12 @@ int run(const Options& options, std::ofstream& json) {
     const ShapeResult& r = results.back();
     std::printf(
         "%s: from_io %.3f ms, vendor path %.3f ms (sgemm %.3f ms), dense %.3f ms; "
-        "codes differing between the paths: %lld of %lld; skipped rows %lld\n",
+        "codes differing between the paths: %lld of %lld; skipped rows %lld; forward %.3f ms, "
+        "backward_input %.3f ms, layer step %.3f ms vs dense FP32 step %.3f ms\n",
         shape_name(shape).c_str(), r.from_io.median(), r.vendor_path.median(),
         r.vendor_gemm.median(), r.dense.median(), (long long)r.code_mismatches,
-        (long long)(shape.out * shape.in), (long long)r.skipped_rows);
+        (long long)(shape.out * shape.in), (long long)r.skipped_rows, r.forward.median(),
+        r.backward_input.median(), r.layer_step.median(), r.vendor_layer_step.median());
     std::fflush(stdout);
   }
   print_table(results, copy);
