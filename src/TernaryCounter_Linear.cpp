@@ -3,6 +3,7 @@
 #include "impl/TernaryCounter_ExecutionSpaces.hpp"
 
 #include <Kokkos_Profiling_ScopedRegion.hpp>
+#include "impl/TernaryCounter_SmallBatchForward.hpp"
 #include "impl/TernaryCounter_TileGemm.hpp"
 #include "impl/TernaryCounter_TileOperands.hpp"
 #include "impl/TernaryCounter_Validation.hpp"
@@ -75,9 +76,18 @@ void forward(const ExecSpace& space, const PackedState<typename ExecSpace::memor
   Impl::require_extent("forward", "y.extent(1)", y.extent(1), "the state's out", state.out());
   Impl::require_extent("forward", "y.extent(0) (M)", y.extent(0), "x.extent(0) (M)", x.extent(0));
   using Mem = typename ExecSpace::memory_space;
+  if constexpr (Tiling<ExecSpace>::small_batch_forward) {
+    if (Impl::SmallBatchForward<ExecSpace>::serves(x.extent(0))) {
+      Impl::SmallBatchForward<ExecSpace>{
+          Impl::TernaryOperand<Mem, true>(state.codes, state.scale, state.C),
+          Impl::MatrixOperand<Mem, true>(x, 0, state.in(), x.extent(0)), y}
+          .run(space);
+      return;
+    }
+  }
   const Impl::ForwardProduct<Mem> product{
       Impl::MatrixOperand<Mem, true>(x, 0, state.in(), x.extent(0)),
-      Impl::TernaryOperand<Mem, true>{state.codes, state.scale, counter_levels(state.C)}, y};
+      Impl::TernaryOperand<Mem, true>(state.codes, state.scale, state.C), y};
   Impl::run_tile_gemm(space, product, "TernaryCounter::forward");
 }
 
@@ -97,7 +107,7 @@ void backward_input(const ExecSpace& space,
   using Mem = typename ExecSpace::memory_space;
   const Impl::BackwardInputProduct<Mem> product{
       Impl::MatrixOperand<Mem, true>(grad_out, 0, state.out(), grad_out.extent(0)),
-      Impl::TernaryOperand<Mem, false>{state.codes, state.scale, counter_levels(state.C)}, grad_x};
+      Impl::TernaryOperand<Mem, false>(state.codes, state.scale, state.C), grad_x};
   Impl::run_tile_gemm(space, product, "TernaryCounter::backward_input");
 }
 

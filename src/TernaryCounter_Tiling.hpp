@@ -20,6 +20,8 @@ struct Tiling {
   static constexpr int col_split = 1;    ///< micro-tile columns likewise
   static constexpr bool register_accumulators = false;  ///< one micro-tile per thread, kept live
   static constexpr int update_team_size = 1;            ///< threads per row in the row update
+  /// forward of <= 16 samples by SmallBatchForward (GPUs; host tiles already skip the padding).
+  static constexpr bool small_batch_forward = false;
   /// Target size of the gradient-rows workspace of update_from_io.
   static constexpr std::size_t workspace_bytes = std::size_t(8) << 20;
 };
@@ -37,6 +39,7 @@ struct GpuTiling {
   static constexpr bool register_accumulators = true;
   /// Two warps per row: rows are short-lived teams, so many of them must be resident at once.
   static constexpr int update_team_size = 64;
+  static constexpr bool small_batch_forward = true;
   static constexpr std::size_t workspace_bytes = std::size_t(32) << 20;
   static constexpr int threads_per_multiprocessor = 2048;  ///< concurrency() per multiprocessor
   static constexpr int teams_per_multiprocessor = 2;       ///< resident gradient teams (registers)

@@ -67,7 +67,25 @@ struct TileGemm {
 
   KOKKOS_INLINE_FUNCTION std::int64_t col_tiles() const { return (product.cols() + TC - 1) / TC; }
 
-  static constexpr std::size_t stage_floats = std::size_t(D) * (TR + TC);
+  // Where staged element (kk, j) of an operand slice lives (P = micro-tile rows or columns).
+  // GPUs: k-major rows of the slice, W (+ 4 for runs along the depth, which are stored
+  // transposed: the padding spreads the four threads sharing a row over the banks) floats apart.
+  // Hosts: packed micro-panels (all kk of micro-tile rows j / P contiguous), which the
+  // micro-kernel streams through in order, as a BLAS packs its operands.
+  template <class Operand, int W, int P>
+  KOKKOS_INLINE_FUNCTION static int slot(int kk, int j) {
+    if constexpr (T::register_accumulators) {
+      return kk * (W + (Operand::along_depth ? 4 : 0)) + j;
+    } else {
+      return (j / P * D + kk) * P + j % P;
+    }
+  }
+  template <class Operand, int W>
+  static constexpr int slice_floats =
+      D*(W + (T::register_accumulators && Operand::along_depth ? 4 : 0));
+  static constexpr int A_FLOATS = slice_floats<A, TR>, B_FLOATS = slice_floats<B, TC>;
+  static constexpr std::size_t stage_floats = std::size_t(A_FLOATS) + B_FLOATS;
+
   KOKKOS_INLINE_FUNCTION static std::size_t scratch_bytes() {
     const std::size_t stages = T::register_accumulators ? 2 : 1;
     const std::size_t acc = T::register_accumulators ? 0 : std::size_t(TR) * TC;
@@ -89,8 +107,9 @@ struct TileGemm {
     int kk, jj;
     KOKKOS_INLINE_FUNCTION explicit Run(int q) {
       if constexpr (Operand::along_depth) {
-        kk = 4 * (q / W);
-        jj = q % W;  // consecutive threads: consecutive j, conflict-free scratch stores
+        // Consecutive threads read consecutive runs of one row of memory (coalesced loads).
+        kk = 4 * (q % (D / 4));
+        jj = q / (D / 4);
       } else {
         kk = q / (W / 4);
         jj = 4 * (q % (W / 4));
@@ -99,42 +118,55 @@ struct TileGemm {
   };
 
   template <class Operand, int W>
-  KOKKOS_INLINE_FUNCTION static Float4 fetch(const Operand& op, std::int64_t k0, std::int64_t j0,
-                                             int q) {
+  KOKKOS_INLINE_FUNCTION static typename Operand::raw_type fetch(const Operand& op, std::int64_t k0,
+                                                                 std::int64_t j0, int q) {
     const Run<Operand, W> run(q);
-    return op.load(k0 + run.kk, j0 + run.jj);
+    return op.fetch(k0 + run.kk, j0 + run.jj);
   }
 
-  template <class Operand, int W>
+  template <class Operand, int W, int P>
   KOKKOS_INLINE_FUNCTION static void put(float* slice, int q, const Float4& v) {
     const Run<Operand, W> run(q);
     if constexpr (Operand::along_depth) {
       TERNARYCOUNTER_UNROLL
-      for (int e = 0; e < 4; ++e) slice[(run.kk + e) * W + run.jj] = v.v[e];
+      for (int e = 0; e < 4; ++e) slice[slot<Operand, W, P>(run.kk + e, run.jj)] = v.v[e];
+    } else if constexpr (T::register_accumulators) {
+      *reinterpret_cast<Float4*>(slice + slot<Operand, W, P>(run.kk, run.jj)) = v;
     } else {
-      *reinterpret_cast<Float4*>(slice + run.kk * W + run.jj) = v;
+      TERNARYCOUNTER_UNROLL
+      for (int e = 0; e < 4; ++e) slice[slot<Operand, W, P>(run.kk, run.jj + e)] = v.v[e];
     }
+  }
+  KOKKOS_INLINE_FUNCTION static void put_a(float* buffer, int q, const Float4& v) {
+    put<A, TR, MR>(buffer, q, v);
+  }
+  KOKKOS_INLINE_FUNCTION static void put_b(float* buffer, int q, const Float4& v) {
+    put<B, TC, MC>(buffer + A_FLOATS, q, v);
   }
 
   /// acc[e][f] = fma(A[kk][row e], B[kk][col f], acc[e][f]) for kk ascending, kk < depth.
   template <bool FullDepth>
-  KOKKOS_INLINE_FUNCTION static void micro_fma(float (&acc)[MR][MC], const float* As,
-                                               const float* Bs, int ty, int tx, int depth) {
+  KOKKOS_INLINE_FUNCTION static void micro_fma(float (&acc)[MR][MC], const float* stage, int ty,
+                                               int tx, int depth) {
     const int steps = FullDepth ? D : depth;
-    TERNARYCOUNTER_UNROLL
-    for (int kk = 0; kk < steps; ++kk) {
-      if constexpr (T::register_accumulators) {
+    const float* As = stage;
+    const float* Bs = stage + A_FLOATS;
+    if constexpr (T::register_accumulators) {
+      TERNARYCOUNTER_UNROLL
+      for (int kk = 0; kk < steps; ++kk) {
         // GPU: 16-byte shared-memory reads.
         float a[MR], b[MC];
         TERNARYCOUNTER_UNROLL
         for (int e = 0; e < MR; e += 4) {
-          const Float4 q = *reinterpret_cast<const Float4*>(As + kk * TR + row_of(ty, e));
+          const Float4 q =
+              *reinterpret_cast<const Float4*>(As + slot<A, TR, MR>(kk, row_of(ty, e)));
           TERNARYCOUNTER_UNROLL
           for (int j = 0; j < 4; ++j) a[e + j] = q.v[j];
         }
         TERNARYCOUNTER_UNROLL
         for (int f = 0; f < MC; f += 4) {
-          const Float4 q = *reinterpret_cast<const Float4*>(Bs + kk * TC + col_of(tx, f));
+          const Float4 q =
+              *reinterpret_cast<const Float4*>(Bs + slot<B, TC, MC>(kk, col_of(tx, f)));
           TERNARYCOUNTER_UNROLL
           for (int j = 0; j < 4; ++j) b[f + j] = q.v[j];
         }
@@ -143,15 +175,20 @@ struct TileGemm {
           TERNARYCOUNTER_UNROLL
           for (int f = 0; f < MC; ++f) acc[e][f] = Kokkos::fma(a[e], b[f], acc[e][f]);
         }
-      } else {
-        // CPU: one row of A at a time, so that the accumulators, the B vectors and a single
-        // broadcast fit in the vector registers.
+      }
+    } else {
+      // CPU: the two micro-panels in order; one row of A at a time, so that the accumulators,
+      // the B vectors and a single broadcast fit in the vector registers.
+      static_assert(T::row_split == 1 && T::col_split == 1, "host micro-tiles are contiguous");
+      const float* a_panel = As + ty * D * MR;
+      const float* b_panel = Bs + tx * D * MC;
+      for (int kk = 0; kk < steps; ++kk) {
         float b[MC];
         TERNARYCOUNTER_UNROLL
-        for (int f = 0; f < MC; ++f) b[f] = Bs[kk * TC + col_of(tx, f)];
+        for (int f = 0; f < MC; ++f) b[f] = b_panel[kk * MC + f];
         TERNARYCOUNTER_UNROLL
         for (int e = 0; e < MR; ++e) {
-          const float a = As[kk * TR + row_of(ty, e)];
+          const float a = a_panel[kk * MR + e];
           TERNARYCOUNTER_UNROLL
           for (int f = 0; f < MC; ++f) acc[e][f] = Kokkos::fma(a, b[f], acc[e][f]);
         }
@@ -196,7 +233,8 @@ struct TileGemm {
       TERNARYCOUNTER_UNROLL
       for (int f = 0; f < MC; ++f) acc[e][f] = 0.0f;
     }
-    Float4 next_a[A_VECTORS], next_b[B_VECTORS];
+    typename A::raw_type next_a[A_VECTORS];
+    typename B::raw_type next_b[B_VECTORS];
     const auto load = [&](std::int64_t k0) {
       TERNARYCOUNTER_UNROLL
       for (int j = 0; j < A_VECTORS; ++j) {
@@ -209,10 +247,11 @@ struct TileGemm {
     };
     const auto stage = [&](float* buffer) {
       TERNARYCOUNTER_UNROLL
-      for (int j = 0; j < A_VECTORS; ++j) put<A, TR>(buffer, tid + j * team_size, next_a[j]);
+      for (int j = 0; j < A_VECTORS; ++j)
+        put_a(buffer, tid + j * team_size, product.a.expand(next_a[j]));
       TERNARYCOUNTER_UNROLL
       for (int j = 0; j < B_VECTORS; ++j) {
-        put<B, TC>(buffer + D * TR, tid + j * team_size, next_b[j]);
+        put_b(buffer, tid + j * team_size, product.b.expand(next_b[j]));
       }
     };
     const std::int64_t depth = product.depth();
@@ -227,9 +266,9 @@ struct TileGemm {
       const bool more = s + 1 < steps;
       if (more) load((s + 1) * D);
       if (more || depth % D == 0) {
-        micro_fma<true>(acc, current, current + D * TR, ty, tx, D);
+        micro_fma<true>(acc, current, ty, tx, D);
       } else {
-        micro_fma<false>(acc, current, current + D * TR, ty, tx, int(depth - s * D));
+        micro_fma<false>(acc, current, ty, tx, int(depth - s * D));
       }
       if (more) stage(scratch + ((s + 1) % 2) * stage_floats);
       team.team_barrier();
@@ -241,9 +280,6 @@ struct TileGemm {
   // that holds a stored element is updated from it (a small product computes little padding).
   KOKKOS_INLINE_FUNCTION void host_tile(const member_type& team, float* scratch, std::int64_t row0,
                                         std::int64_t col0) const {
-    static_assert(T::row_split == 1 && T::col_split == 1, "host micro-tiles are contiguous");
-    float* As = scratch;
-    float* Bs = scratch + D * TR;
     float* tile_acc = scratch + stage_floats;
     const int rows_valid = int(Kokkos::min(std::int64_t(TR), product.rows() - row0));
     const int cols_valid = int(Kokkos::min(std::int64_t(TC), product.cols() - col0));
@@ -254,10 +290,12 @@ struct TileGemm {
     for (std::int64_t k0 = 0; k0 < total; k0 += D) {
       const int depth = int(Kokkos::min(std::int64_t(D), total - k0));
       team.team_barrier();
-      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, D * TR / 4),
-                           [&](int q) { put<A, TR>(As, q, fetch<A, TR>(product.a, k0, row0, q)); });
-      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, D * TC / 4),
-                           [&](int q) { put<B, TC>(Bs, q, fetch<B, TC>(product.b, k0, col0, q)); });
+      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, D * TR / 4), [&](int q) {
+        put_a(scratch, q, product.a.expand(fetch<A, TR>(product.a, k0, row0, q)));
+      });
+      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, D * TC / 4), [&](int q) {
+        put_b(scratch, q, product.b.expand(fetch<B, TC>(product.b, k0, col0, q)));
+      });
       team.team_barrier();
       Kokkos::parallel_for(Kokkos::TeamThreadRange(team, micro_rows * micro_cols), [&](int t) {
         const int ty = t / micro_cols, tx = t % micro_cols;
@@ -265,9 +303,9 @@ struct TileGemm {
         for (int e = 0; e < MR; ++e)
           for (int f = 0; f < MC; ++f) acc[e][f] = tile_acc[row_of(ty, e) * TC + col_of(tx, f)];
         if (depth == D) {
-          micro_fma<true>(acc, As, Bs, ty, tx, D);
+          micro_fma<true>(acc, scratch, ty, tx, D);
         } else {
-          micro_fma<false>(acc, As, Bs, ty, tx, depth);
+          micro_fma<false>(acc, scratch, ty, tx, depth);
         }
         for (int e = 0; e < MR; ++e)
           for (int f = 0; f < MC; ++f) tile_acc[row_of(ty, e) * TC + col_of(tx, f)] = acc[e][f];

@@ -3,7 +3,8 @@
 // (operand A) or columns (operand B). load(k, j) returns four consecutive elements, either along
 // the depth (k .. k+3 of one j: along_depth) or across (j .. j+3 of one k), and zero past the
 // operand's edges (the engine never sums those: past the depth it stops early, past the rows and
-// columns it stores nothing).
+// columns it stores nothing). load = expand(fetch): fetch does the memory reads and returns what
+// a GPU thread keeps in registers while it prefetches (raw_type), expand turns it into floats.
 #pragma once
 
 #include "TernaryCounter_Codes.hpp"
@@ -12,6 +13,7 @@
 #include <Kokkos_Core.hpp>
 
 #include <cstdint>
+#include <type_traits>
 
 namespace TernaryCounter::Impl {
 
@@ -34,6 +36,10 @@ struct MatrixOperand {
     vector = reinterpret_cast<std::uintptr_t>(v.data()) % 16 == 0 && v.stride(0) % 4 == 0 &&
              first % 4 == 0;
   }
+
+  using raw_type = Float4;
+  KOKKOS_INLINE_FUNCTION Float4 fetch(std::int64_t k, std::int64_t j) const { return load(k, j); }
+  KOKKOS_INLINE_FUNCTION Float4 expand(const Float4& raw) const { return raw; }
 
   KOKKOS_INLINE_FUNCTION Float4 load(std::int64_t k, std::int64_t j) const {
     Float4 q;
@@ -62,33 +68,72 @@ KOKKOS_INLINE_FUNCTION float ternary_value(std::uint32_t word, int lane, int lv)
 /// The packed weights, decoded while they are staged: a four-element run is one 3-byte group of
 /// codes. Element (k, j) is t[j, k] when AlongDepth (forward: the depth is the input column),
 /// else scale[k] * t[k, j] (backward_input: the depth is the output row; scale * t is exact).
+/// Prefetched runs stay packed (one word, and the row's scale) until they are staged.
 template <class MemorySpace, bool AlongDepth>
 struct TernaryOperand {
   static constexpr bool along_depth = AlongDepth;
   using codes_view = Kokkos::View<const std::uint8_t**, Kokkos::LayoutRight, MemorySpace>;
+  struct Raw {
+    std::uint32_t word;
+    float scale;
+  };
+  using raw_type = std::conditional_t<AlongDepth, std::uint32_t, Raw>;
 
   codes_view codes;                               ///< [out, 3 in / 4]
-  Kokkos::View<const float*, MemorySpace> scale;  ///< [out], read when !AlongDepth
+  Kokkos::View<const float*, MemorySpace> scale;  ///< [out]
   int lv = 0;                                     ///< counter levels 2C - 1
+  std::uint32_t zero_group = 0;                   ///< four codes of t = 0 (past the edges)
+  bool word_loads = false;  ///< every row starts 4-byte aligned: groups load as aligned words
+
+  TernaryOperand() = default;
+  TernaryOperand(const codes_view& c, const Kokkos::View<const float*, MemorySpace>& s, int C)
+      : codes(c), scale(s), lv(counter_levels(C)) {
+    zero_group = make_group(lv, lv, lv, lv);
+    word_loads = reinterpret_cast<std::uintptr_t>(c.data()) % 4 == 0 && c.stride(0) % 4 == 0;
+  }
 
   KOKKOS_INLINE_FUNCTION std::int64_t rows() const { return codes.extent(0); }
   KOKKOS_INLINE_FUNCTION std::int64_t cols() const {
     return std::int64_t(codes.extent(1)) / bytes_per_group * codes_per_group;
   }
 
-  KOKKOS_INLINE_FUNCTION Float4 load(std::int64_t k, std::int64_t j) const {
-    // Runs start at multiples of 4 along the columns, so a run is exactly one group.
+  /// The group of codes starting at `bytes`: one or two aligned word loads (the group's three
+  /// bytes are inside the row, so the second word is too), else three byte loads.
+  KOKKOS_INLINE_FUNCTION std::uint32_t group_at(const std::uint8_t* bytes) const {
+    if (!word_loads) return load_group(bytes);
+    const std::uintptr_t address = reinterpret_cast<std::uintptr_t>(bytes);
+    const auto* words = reinterpret_cast<const std::uint32_t*>(address & ~std::uintptr_t(3));
+    const int shift = 8 * int(address & 3);
+    const std::uint32_t low = words[0] >> shift;
+    if (shift <= 8) return low & 0xFFFFFFu;
+    return (low | words[1] << (32 - shift)) & 0xFFFFFFu;
+  }
+
+  // Runs start at multiples of 4 along the columns, so a run is exactly one group.
+  KOKKOS_INLINE_FUNCTION raw_type fetch(std::int64_t k, std::int64_t j) const {
     const std::int64_t row = AlongDepth ? j : k, col = AlongDepth ? k : j;
-    Float4 q;
-    if (row >= rows() || col >= cols()) {
-      for (int e = 0; e < 4; ++e) q.v[e] = 0.0f;
-      return q;
+    const bool inside = row < rows() && col < cols();
+    const std::uint32_t word =
+        inside ? group_at(&codes(row, bytes_per_group * (col / codes_per_group))) : zero_group;
+    if constexpr (AlongDepth) {
+      return word;
+    } else {
+      return Raw{word, inside ? scale(row) : 0.0f};
     }
-    const std::uint32_t word = load_group(&codes(row, bytes_per_group * (col / codes_per_group)));
-    const float s = AlongDepth ? 1.0f : scale(row);
-    for (int e = 0; e < 4; ++e)
-      q.v[e] = AlongDepth ? ternary_value(word, e, lv) : s * ternary_value(word, e, lv);
+  }
+
+  KOKKOS_INLINE_FUNCTION Float4 expand(const raw_type& raw) const {
+    Float4 q;
+    if constexpr (AlongDepth) {
+      for (int e = 0; e < 4; ++e) q.v[e] = ternary_value(raw, e, lv);
+    } else {
+      for (int e = 0; e < 4; ++e) q.v[e] = raw.scale * ternary_value(raw.word, e, lv);
+    }
     return q;
+  }
+
+  KOKKOS_INLINE_FUNCTION Float4 load(std::int64_t k, std::int64_t j) const {
+    return expand(fetch(k, j));
   }
 };
 
