@@ -54,14 +54,14 @@ for step in "$@"; do
     ;;
   ncu)
     # Kokkos kernels all launch through one CUDA function: match the functor in the demangled name.
-    for kernel in GradientTileKernel RowUpdateKernel; do
+    for kernel in ${NCU_KERNELS:-TileGemm.*GradientProduct TileGemm.*ForwardProduct TileGemm.*BackwardInputProduct SmallBatchForward RowUpdateKernel}; do
       ncu --clock-control none --kernel-name-base demangled --kernel-name regex:$kernel \
         --launch-skip 4 --launch-count 1 --section SpeedOfLight --section Occupancy \
-        --section LaunchStats --section MemoryWorkloadAnalysis \
+        --section LaunchStats --section MemoryWorkloadAnalysis --section WarpStateStats --section InstructionStats \
         $build/perf_tests/ternary-counter-perf --shape ${NCU_SHAPE:-4096x4096x4096} --repeat 5 \
-        >"$out/ncu_$kernel.log" 2>&1
+        >"$out/ncu_${kernel##*.}.log" 2>&1
       echo "== ncu $kernel"
-      grep -E "Duration|Throughput|Registers Per|Achieved Occupancy|Theoretical Occupancy|Block Limit|Shared Memory Config|Memory \[%\]|Compute \(SM\)" "$out/ncu_$kernel.log" | head -24
+      grep -E "Duration|Throughput|Registers Per|Achieved Occupancy|Theoretical Occupancy|Block Limit|Shared Memory Config|Memory \[%\]|Compute \(SM\)" "$out/ncu_${kernel##*.}.log" | head -24
     done
     ;;
   *) echo "unknown step $step"; exit 2 ;;

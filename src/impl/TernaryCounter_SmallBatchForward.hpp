@@ -11,6 +11,7 @@
 #include "TernaryCounter_Linear.hpp"
 #include "impl/TernaryCounter_Float4.hpp"
 #include "impl/TernaryCounter_TileOperands.hpp"
+#include "impl/TernaryCounter_Unroll.hpp"
 
 #include <Kokkos_Core.hpp>
 
@@ -52,6 +53,31 @@ struct SmallBatchForward {
   // Run q of a step: samples' x rows are staged as [m][c], the weights' rows as [r][c].
   KOKKOS_INLINE_FUNCTION static int run_row(int q) { return q / (step_cols / 4); }
   KOKKOS_INLINE_FUNCTION static int run_col(int q) { return 4 * (q % (step_cols / 4)); }
+
+  /// acc[r][s] = fma(x[s][c], t[r][c], acc[r][s]) for the step's columns c ascending
+  /// (Cols > 0: a full step, known at compile time).
+  template <int Cols>
+  KOKKOS_INLINE_FUNCTION static void step_fma(float (&acc)[block_rows][block_samples],
+                                              const float* xs, const float* ts, int lane, int quad,
+                                              int cols = Cols) {
+    TERNARYCOUNTER_UNROLL
+    for (int c = 0; c < (Cols > 0 ? Cols : cols); c += 4) {  // a multiple of 4
+      Float4 t[block_rows], xv[block_samples];
+      for (int r = 0; r < block_rows; ++r) {
+        t[r] = *reinterpret_cast<const Float4*>(ts + (lane + lanes * r) * weight_stride + c);
+      }
+      for (int s = 0; s < block_samples; ++s) {
+        xv[s] = *reinterpret_cast<const Float4*>(xs + (block_samples * quad + s) * step_cols + c);
+      }
+      for (int e = 0; e < 4; ++e) {
+        for (int r = 0; r < block_rows; ++r) {
+          for (int s = 0; s < block_samples; ++s) {
+            acc[r][s] = Kokkos::fma(xv[s].v[e], t[r].v[e], acc[r][s]);
+          }
+        }
+      }
+    }
+  }
 
   KOKKOS_FUNCTION void operator()(const member_type& team) const {
     auto* scratch = static_cast<float*>(team.team_shmem().get_shmem_aligned(scratch_bytes(), 16));
@@ -96,21 +122,10 @@ struct SmallBatchForward {
       const float* ts = xs + max_samples * step_cols;
       const int cols = int(Kokkos::min(std::int64_t(step_cols), in() - step * step_cols));
       if (step + 1 < steps) load((step + 1) * step_cols);
-      for (int c = 0; c < cols; c += 4) {  // cols is a multiple of 4
-        Float4 t[block_rows], xv[block_samples];
-        for (int r = 0; r < block_rows; ++r) {
-          t[r] = *reinterpret_cast<const Float4*>(ts + (lane + lanes * r) * weight_stride + c);
-        }
-        for (int s = 0; s < block_samples; ++s) {
-          xv[s] = *reinterpret_cast<const Float4*>(xs + (block_samples * quad + s) * step_cols + c);
-        }
-        for (int e = 0; e < 4; ++e) {
-          for (int r = 0; r < block_rows; ++r) {
-            for (int s = 0; s < block_samples; ++s) {
-              acc[r][s] = Kokkos::fma(xv[s].v[e], t[r].v[e], acc[r][s]);
-            }
-          }
-        }
+      if (cols == step_cols) {
+        step_fma<step_cols>(acc, xs, ts, lane, quad);  // unrolled: loads scheduled ahead
+      } else {
+        step_fma<0>(acc, xs, ts, lane, quad, cols);
       }
       if (step + 1 < steps) stage(scratch + ((step + 1) % 2) * stage_floats);
       team.team_barrier();

@@ -14,21 +14,13 @@
 
 #include "TernaryCounter_Tiling.hpp"
 #include "impl/TernaryCounter_Float4.hpp"
+#include "impl/TernaryCounter_Unroll.hpp"
 
 #include <Kokkos_Core.hpp>
 
 #include <algorithm>
 #include <cstdint>
 #include <type_traits>
-
-// Fully unrolled micro-tile loops keep the accumulators in registers.
-#if defined(__CUDACC__) || defined(__HIPCC__) || defined(__clang__)
-#define TERNARYCOUNTER_UNROLL _Pragma("unroll")
-#elif defined(__GNUC__)
-#define TERNARYCOUNTER_UNROLL _Pragma("GCC unroll 16")
-#else
-#define TERNARYCOUNTER_UNROLL
-#endif
 
 namespace TernaryCounter::Impl {
 
@@ -182,6 +174,7 @@ struct TileGemm {
       static_assert(T::row_split == 1 && T::col_split == 1, "host micro-tiles are contiguous");
       const float* a_panel = As + ty * D * MR;
       const float* b_panel = Bs + tx * D * MC;
+      TERNARYCOUNTER_UNROLL
       for (int kk = 0; kk < steps; ++kk) {
         float b[MC];
         TERNARYCOUNTER_UNROLL
