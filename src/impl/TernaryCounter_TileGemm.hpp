@@ -283,10 +283,13 @@ struct TileGemm {
     for (std::int64_t k0 = 0; k0 < total; k0 += D) {
       const int depth = int(Kokkos::min(std::int64_t(D), total - k0));
       team.team_barrier();
+      // Only the micro-panels that are computed below are staged.
       Kokkos::parallel_for(Kokkos::TeamThreadRange(team, D * TR / 4), [&](int q) {
+        if (Run<A, TR>(q).jj >= micro_rows * MR) return;
         put_a(scratch, q, product.a.expand(fetch<A, TR>(product.a, k0, row0, q)));
       });
       Kokkos::parallel_for(Kokkos::TeamThreadRange(team, D * TC / 4), [&](int q) {
+        if (Run<B, TC>(q).jj >= micro_cols * MC) return;
         put_b(scratch, q, product.b.expand(fetch<B, TC>(product.b, k0, col0, q)));
       });
       team.team_barrier();
