@@ -1,7 +1,8 @@
 // The vendor SGEMM of the comparison paths, in FP32 on row-major Views: the dense weight gradient
 // grad_w [out, in] = grad_out^T x, and the dense layer's forward (x W^T) and input gradient
-// (grad_out W). cuBLAS on CUDA, OpenBLAS on host backends; CMake compiles exactly one of
-// VendorGemm_Cuda.cpp / VendorGemm_OpenBLAS.cpp, so the driver never names a vendor.
+// (grad_out W). One implementation (VendorGemm.cpp) on KokkosBlas::gemm, which calls the BLAS
+// TPL Kokkos Kernels was built with (cuBLAS on CUDA, rocBLAS on HIP, OpenBLAS on host
+// backends), so the driver never names a vendor.
 #pragma once
 
 #include <Kokkos_Core.hpp>
@@ -21,7 +22,7 @@ using ConstMatrix = Kokkos::View<const float**, Kokkos::LayoutRight, MemSpace>;
 
 class VendorGemm {
  public:
-  /// Binds the vendor library to `space` (its stream on a GPU, its thread count on a host).
+  /// Runs on `space` (KokkosBlas binds the TPL to its stream; a host BLAS gets its thread count).
   explicit VendorGemm(const ExecSpace& space);
   ~VendorGemm();
   VendorGemm(const VendorGemm&) = delete;
@@ -29,7 +30,7 @@ class VendorGemm {
 
   /// c = op(a) op(b), op transposing when the flag says so, enqueued on the space (a host
   /// library runs it before returning). Throws std::invalid_argument on mismatched extents,
-  /// std::runtime_error on a library error.
+  /// std::runtime_error on a library error (KokkosBlas' TPL checks).
   void gemm(bool transpose_a, bool transpose_b, const ConstMatrix& a, const ConstMatrix& b,
             const Matrix& c) const;
 
@@ -47,7 +48,7 @@ class VendorGemm {
     gemm(false, false, grad_out, w, grad_x);
   }
 
-  /// Library, version, precision and threads, for the report.
+  /// "KokkosBlas::gemm (TPL: <library, version, precision, threads>)", for the report.
   std::string description() const;
 
  private:
@@ -63,7 +64,7 @@ inline std::int64_t op_cols(bool transpose, const ConstMatrix& a) {
   return std::int64_t(transpose ? a.extent(0) : a.extent(1));
 }
 
-/// The extent and stride checks both implementations share (the libraries take 32-bit sizes).
+/// Extent and stride checks before KokkosBlas::gemm (the TPLs take 32-bit sizes).
 inline void check_gemm_arguments(bool transpose_a, bool transpose_b, const ConstMatrix& a,
                                  const ConstMatrix& b, const Matrix& c) {
   std::ostringstream msg;
