@@ -2,7 +2,8 @@
 # One batched GPU session (the device machine bills by the minute): CUDA build, unit tests,
 # conformance at several team sizes and row splits, sanitizers, then the perf driver.
 #   perf_tests/scripts/gpu_session.sh STEPS...   STEPS from: build test conformance sanitize perf ncu
-# Expects .deps/kokkos_5.0.2.orig.tar.gz and .deps/conformance/<cases> (copies of ../shared),
+# Expects .deps/kokkos_5.0.2.orig.tar.gz, .deps/kokkos-kernels-2fc2af19f.tar.gz and
+# .deps/conformance/<cases> (copies of ../shared; the GPU machine reaches no code host),
 # writes logs and JSON to $OUT (or ./out).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -17,6 +18,7 @@ for step in "$@"; do
   case $step in
   build)
     cmake --preset cuda -G Ninja -DTernaryCounter_KOKKOS_TARBALL="$PWD/.deps/kokkos_5.0.2.orig.tar.gz" \
+      -DTernaryCounter_KOKKOSKERNELS_SOURCE="$PWD/.deps/kokkos-kernels-2fc2af19f.tar.gz" \
       -DTernaryCounter_SHARED_CONFORMANCE_DIR="$PWD/$cases" >"$out/configure.log" 2>&1 || { tail -30 "$out/configure.log"; exit 1; }
     cmake --build $build ${BUILD_TARGETS:+--target $BUILD_TARGETS} >"$out/build.log" 2>&1 || { grep -E "error" "$out/build.log" | head -30; exit 1; }
     summary "build: ok"
