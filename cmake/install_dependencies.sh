@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what building and testing TernaryCounter needs on Debian/Ubuntu (run as root or with
-# sudo available): a C++20 compiler, CMake >= 3.25, GoogleTest and OpenBLAS (the vendor GEMM the
-# CPU performance driver compares with). Kokkos itself is fetched by CMake at configure time.
+# sudo available): a C++20 compiler, CMake >= 3.25, git, GoogleTest and OpenBLAS (the host BLAS
+# Kokkos Kernels calls for the CPU performance driver's vendor GEMM). Kokkos and Kokkos Kernels
+# themselves are fetched by CMake at configure time.
 set -euo pipefail
 
 packages=(g++ cmake make git libgtest-dev libopenblas-dev)
