@@ -45,7 +45,9 @@ std::string host_blas_name() {
   const auto get_config = openblas_function<char* (*)()>("openblas_get_config");
   const auto get_threads = openblas_function<int (*)()>("openblas_get_num_threads");
   if (get_config == nullptr) return "host BLAS";
-  std::string name = std::string("OpenBLAS ") + get_config();
+  // The configuration string starts with "OpenBLAS <version>" (0.3.x).
+  std::string name = get_config();
+  if (name.rfind("OpenBLAS", 0) != 0) name = "OpenBLAS " + name;
   if (get_threads != nullptr) name += ", " + std::to_string(get_threads()) + " threads";
   return name;
 #endif
