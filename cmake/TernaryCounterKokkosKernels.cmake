@@ -29,13 +29,14 @@ set(TernaryCounter_KOKKOSKERNELS_SOURCE "${_tc_kk_default_source}" CACHE PATH
     "Kokkos Kernels ${TernaryCounter_KOKKOSKERNELS_COMMIT} as a tarball or a source folder (no \
 download); empty: fetch it from ${TernaryCounter_KOKKOSKERNELS_REPOSITORY}")
 
-# Sets out_var to TRUE when the installed Kokkos Kernels found at KokkosKernels_DIR was configured
-# against the Kokkos in use (its config file names the Kokkos it was built with).
+# Sets out_var to FALSE when the installed Kokkos Kernels found at KokkosKernels_DIR names another
+# Kokkos than the one in use (its config file hints at the Kokkos it was configured with; one
+# built next to an in-tree Kokkos and installed with it names none: Kokkos_DIR-NOTFOUND).
 function(ternarycounter_kokkoskernels_matches_kokkos out_var)
   set(${out_var} TRUE PARENT_SCOPE)
   file(STRINGS "${KokkosKernels_DIR}/KokkosKernelsConfig.cmake" hint
        REGEX "find_dependency\\(Kokkos HINTS")
-  if(hint MATCHES "HINTS[ ]+([^ )]+)" AND Kokkos_DIR)
+  if(hint MATCHES "HINTS[ ]+([^ )]+)" AND NOT CMAKE_MATCH_1 MATCHES "-NOTFOUND$" AND Kokkos_DIR)
     file(REAL_PATH "${CMAKE_MATCH_1}" theirs)
     file(REAL_PATH "${Kokkos_DIR}" ours)
     if(NOT theirs STREQUAL ours)
