@@ -14,6 +14,7 @@
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <limits>
 #include <set>
 #include <sstream>
 
@@ -145,7 +146,15 @@ void require_tensor(const std::string& source, const TensorInfo& t, const char* 
                   (rows < 0 || t.shape[0] == std::uint64_t(rows)) &&
                   t.shape[1] == std::uint64_t(cols);
   if (!ok) reject(source, "tensor \"" + t.key + "\" is " + got.str() + ", expected " + want.str());
-  const std::uint64_t bytes = t.shape[0] * t.shape[1] * (t.dtype == "F32" ? 4 : 1);
+  // Shape entries go up to 2^40, so the product is checked before it can wrap: a wrapped size
+  // could match the data offsets and size an allocation smaller than the copy into it.
+  const std::uint64_t element = t.dtype == "F32" ? 4 : 1;
+  const std::uint64_t limit = std::numeric_limits<std::uint64_t>::max();
+  if ((t.shape[0] != 0 && t.shape[1] > limit / t.shape[0]) ||
+      (t.shape[0] * t.shape[1] > limit / element)) {
+    reject(source, "tensor \"" + t.key + "\" is " + got.str() + ": its size exceeds 2^64 bytes");
+  }
+  const std::uint64_t bytes = t.shape[0] * t.shape[1] * element;
   if (t.end - t.begin != bytes) {
     reject(source, "tensor \"" + t.key + "\" has data_offsets [" + std::to_string(t.begin) + ", " +
                        std::to_string(t.end) + "] for " + std::to_string(bytes) + " bytes of data");

@@ -2,6 +2,8 @@
 // every way the loader must refuse a file (leaving the caller's state untouched).
 #include "Test_Common.hpp"
 
+#include <sys/mman.h>
+
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -267,6 +269,40 @@ TEST(Checkpoint, RejectsHeadersThatDoNotParse) {
     for (int b = 0; b < 8; ++b) lie[b] = char((n >> (8 * b)) & 0xFF);
     expect_rejected(lie, "header length " + std::to_string(n));
   }
+}
+
+// A file whose U8 tensor size out * row_bytes wraps modulo 2^64 to the 128 bytes its data offsets
+// give: 16777248 * 1099509530628 = 2^64 + 128 (every shape entry is below the 2^40 limit). The
+// scale and v tensors are real (4 * out bytes each), so the data offsets cover the buffer
+// exactly; the buffer is untouched anonymous memory, so the 134 MB cost no RAM.
+TEST(Checkpoint, RejectsTensorSizesThatWrapAround) {
+  const std::uint64_t out = 16777248, row_bytes = 1099509530628;
+  ASSERT_EQ(out * row_bytes, 128u);  // the wrap this file relies on
+  const std::uint64_t f32 = 4 * out;
+  std::string header = "{\"__metadata__\":{\"C\":\"8\",\"format_version\":\"1\",\"step\":\"0\"},";
+  header += "\"x.scale\":{\"dtype\":\"F32\",\"shape\":[" + std::to_string(out) +
+            ",1],\"data_offsets\":[0," + std::to_string(f32) + "]},";
+  header += "\"x.v\":{\"dtype\":\"F32\",\"shape\":[" + std::to_string(out) +
+            ",1],\"data_offsets\":[" + std::to_string(f32) + "," + std::to_string(2 * f32) + "]},";
+  header += "\"x.state\":{\"dtype\":\"U8\",\"shape\":[" + std::to_string(out) + "," +
+            std::to_string(row_bytes) + "],\"data_offsets\":[" + std::to_string(2 * f32) + "," +
+            std::to_string(2 * f32 + 128) + "]}}";
+  header.append((8 - header.size() % 8) % 8, ' ');
+  const std::size_t size = 8 + header.size() + 2 * f32 + 128;
+  void* map = ::mmap(nullptr, size, PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  ASSERT_NE(map, MAP_FAILED);
+  char* image = static_cast<char*>(map);
+  for (int b = 0; b < 8; ++b) image[b] = char((header.size() >> (8 * b)) & 0xFF);
+  std::memcpy(image + 8, header.data(), header.size());
+  try {
+    parse_checkpoint(std::string_view(image, size));
+    ADD_FAILURE() << "a wrapped tensor size was accepted";
+  } catch (const CheckpointError& e) {
+    EXPECT_NE(std::string(e.what()).find("x.state"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find(std::to_string(row_bytes)), std::string::npos) << e.what();
+  }
+  ::munmap(map, size);
 }
 
 TEST(Checkpoint, RandomHeaderByteFlipsNeverCrashAndRejectionsChangeNothing) {
