@@ -15,6 +15,7 @@
 #include <fstream>
 #include <iterator>
 #include <limits>
+#include <new>
 #include <set>
 #include <sstream>
 
@@ -214,6 +215,16 @@ std::string serialize_checkpoint(const Checkpoint& checkpoint) {
   metadata["C"] = std::to_string(checkpoint.C);
   metadata["step"] = std::to_string(checkpoint.step);
   metadata["format_version"] = std::to_string(checkpoint_format_version);
+  // Never write what parse_checkpoint refuses: the root and __metadata__ objects, one value per
+  // metadata entry, and per tensor 8 (its entry, 3 fields, 2 + 2 array items).
+  const std::size_t values = 2 + metadata.size() + 3 * 8 * checkpoint.layers.size();
+  if (values > Impl::JsonReader::max_values) {
+    throw std::invalid_argument(
+        "TernaryCounter::save_checkpoint: " + std::to_string(checkpoint.layers.size()) +
+        " layers and " + std::to_string(metadata.size()) + " metadata entries need " +
+        std::to_string(values) + " JSON values, more than the " +
+        std::to_string(Impl::JsonReader::max_values) + " a checkpoint header may hold");
+  }
 
   std::string header = "{\"__metadata__\":{";
   bool first = true;
@@ -243,14 +254,20 @@ std::string serialize_checkpoint(const Checkpoint& checkpoint) {
   }
   header += "}";
   header.append((8 - header.size() % 8) % 8, ' ');
+  if (header.size() > max_header_bytes) {
+    throw std::invalid_argument("TernaryCounter::save_checkpoint: the header would be " +
+                                std::to_string(header.size()) + " bytes, more than the " +
+                                std::to_string(max_header_bytes) + " a reader accepts");
+  }
   std::string file;
   file.reserve(8 + header.size() + data.size());
   put_u64(file, header.size());
   return file + header + data;
 }
 
-Checkpoint parse_checkpoint(std::string_view bytes, const std::string& source) {
-  Kokkos::Profiling::ScopedRegion region("TernaryCounter::parse_checkpoint");
+namespace {
+
+Checkpoint parse_image(std::string_view bytes, const std::string& source) {
   if (bytes.size() < 8) {
     reject(source, "file is " + std::to_string(bytes.size()) +
                        " bytes, shorter than the 8-byte header length");
@@ -343,7 +360,13 @@ Checkpoint parse_checkpoint(std::string_view bytes, const std::string& source) {
     require_tensor(source, parts.at("scale"), "F32", out, 1);
     require_tensor(source, parts.at("v"), "F32", out, 1);
 
-    PackedState<Kokkos::HostSpace> state(name, out, in, checkpoint.C);
+    PackedState<Kokkos::HostSpace> state;
+    try {
+      state = PackedState<Kokkos::HostSpace>(name, out, in, checkpoint.C);
+    } catch (const std::runtime_error& e) {  // Kokkos reports a failed allocation this way
+      reject(source, "layer \"" + name + "\" (" + std::to_string(out) + " x " + std::to_string(in) +
+                         ") cannot be allocated: " + e.what());
+    }
     const unsigned char* codes = data + st.begin;
     for (std::int64_t o = 0; o < out; ++o) {
       for (std::int64_t b = 0; b < std::int64_t(st.shape[1]); b += bytes_per_group) {
@@ -365,6 +388,19 @@ Checkpoint parse_checkpoint(std::string_view bytes, const std::string& source) {
     checkpoint.layers.push_back({name, state});
   }
   return checkpoint;
+}
+
+}  // namespace
+
+Checkpoint parse_checkpoint(std::string_view bytes, const std::string& source) {
+  // The header's size and value count are bounded before parsing, and the tensors' sizes by the
+  // file's; what may still fail is an allocation on a machine short of memory.
+  try {
+    Kokkos::Profiling::ScopedRegion region("TernaryCounter::parse_checkpoint");
+    return parse_image(bytes, source);
+  } catch (const std::bad_alloc&) {
+    reject(source, "out of memory while reading its " + std::to_string(bytes.size()) + " bytes");
+  }
 }
 
 void save_checkpoint(const std::string& path, const Checkpoint& checkpoint) {
@@ -409,7 +445,12 @@ void save_checkpoint(const std::string& path, const Checkpoint& checkpoint) {
 Checkpoint read_checkpoint(const std::string& path) {
   std::ifstream file(path, std::ios::binary);
   if (!file) throw CheckpointError("TernaryCounter checkpoint " + path + ": cannot open the file");
-  const std::string bytes((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  std::string bytes;
+  try {
+    bytes.assign(std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>());
+  } catch (const std::bad_alloc&) {
+    throw CheckpointError("TernaryCounter checkpoint " + path + ": out of memory reading the file");
+  }
   if (file.bad()) throw CheckpointError("TernaryCounter checkpoint " + path + ": read error");
   return parse_checkpoint(bytes, path);
 }

@@ -2,6 +2,8 @@
 // every way the loader must refuse a file (leaving the caller's state untouched).
 #include "Test_Common.hpp"
 
+#include <impl/TernaryCounter_Json.hpp>
+
 #include <sys/mman.h>
 
 #include <cstdio>
@@ -303,6 +305,45 @@ TEST(Checkpoint, RejectsTensorSizesThatWrapAround) {
     EXPECT_NE(std::string(e.what()).find(std::to_string(row_bytes)), std::string::npos) << e.what();
   }
   ::munmap(map, size);
+}
+
+// The header parser's cost is bounded: a header may hold at most max_values JSON values, checked
+// before each is stored (a 100 MiB header of tiny values no longer takes ~80x its size in memory
+// and hours of duplicate-key comparisons). Many keys under the limit parse, duplicates are still
+// found at the end of a long object, and the writer refuses what the reader would.
+TEST(Checkpoint, HeaderValueCountIsBoundedAndKeysAreCheckedInLinearTime) {
+  constexpr std::size_t limit = Impl::JsonReader::max_values;
+  const std::string image = serialize_checkpoint(sample_checkpoint());
+  const std::string h = header_of(image);
+  const auto with_keys = [&](std::size_t count, const std::string& last) {
+    std::string entries;
+    entries.reserve(count * 16);
+    for (std::size_t k = 0; k < count; ++k) entries += "\"k" + std::to_string(k) + "\":\"\",";
+    return with_header(
+        image, replace_once(h, "{\"__metadata__\":{", "{\"__metadata__\":{" + entries + last));
+  };
+  // The sample header holds 54 values (2 objects, 4 metadata entries, 6 tensors of 8): fill up to
+  // the limit exactly.
+  const std::size_t sample_values = 2 + 4 + 3 * 8 * 2;
+  const Checkpoint full = parse_checkpoint(with_keys(limit - sample_values, ""));
+  EXPECT_EQ(full.metadata.size(), limit - sample_values + 1);  // + the sample's "note"
+  try {
+    parse_checkpoint(with_keys(limit - sample_values + 1, ""));
+    ADD_FAILURE() << "a header of " << limit + 1 << " values was accepted";
+  } catch (const CheckpointError& e) {
+    EXPECT_NE(std::string(e.what()).find(std::to_string(limit)), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(parse_checkpoint(with_keys(100000, "\"k0\":\"\",")), CheckpointError);
+
+  Checkpoint too_many = sample_checkpoint();
+  for (std::size_t k = 0; k < limit; ++k) too_many.metadata["k" + std::to_string(k)] = "";
+  EXPECT_THROW(serialize_checkpoint(too_many), std::invalid_argument);
+  Checkpoint largest = sample_checkpoint();
+  for (std::size_t k = 0; k + sample_values < limit; ++k) {
+    largest.metadata["k" + std::to_string(k)] = "";
+  }
+  EXPECT_EQ(parse_checkpoint(serialize_checkpoint(largest)).metadata.size(),
+            largest.metadata.size());
 }
 
 TEST(Checkpoint, RandomHeaderByteFlipsNeverCrashAndRejectionsChangeNothing) {
