@@ -100,11 +100,13 @@ TEST_P(FromIoWorkspace, SameBitsForEveryWorkspaceSize) {
   }
 }
 
-// The from_io cases, by their naming convention (io_*, *_io).
+// The from_io cases, by their naming convention (io_*, *_io, *_io_*).
 std::vector<std::string> from_io_names(const std::vector<std::string>& names) {
   std::vector<std::string> io;
   for (const auto& n : names) {
-    if (n.starts_with("io_") || n.ends_with("_io")) io.push_back(n);
+    if (n.starts_with("io_") || n.ends_with("_io") || n.find("_io_") != std::string::npos) {
+      io.push_back(n);
+    }
   }
   return io;
 }
