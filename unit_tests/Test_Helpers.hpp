@@ -5,7 +5,7 @@
 #include "Test_Common.hpp"
 
 #include <TernaryCounter_ConformanceCase.hpp>
-#include <TernaryCounter_Reference.hpp>
+#include "TernaryCounter_Reference.hpp"
 
 #include <algorithm>
 #include <bit>

@@ -1,0 +1,31 @@
+# cmake -DBUILD=<build dir> -DPREFIX=<empty folder> -P CheckInstall.cmake
+# What `cmake --install` gives a user: the public headers, each of whose quoted includes is
+# installed too; not the tests' oracle (TernaryCounter_Reference.hpp).
+file(REMOVE_RECURSE "${PREFIX}")
+execute_process(COMMAND ${CMAKE_COMMAND} --install "${BUILD}" --prefix "${PREFIX}"
+                OUTPUT_QUIET ERROR_VARIABLE err RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "cmake --install failed (${rc}):\n${err}")
+endif()
+set(include "${PREFIX}/include")
+if(NOT EXISTS "${include}/TernaryCounter.hpp")
+  message(FATAL_ERROR "TernaryCounter.hpp was not installed in ${include}")
+endif()
+if(EXISTS "${include}/TernaryCounter_Reference.hpp")
+  message(FATAL_ERROR "the test oracle TernaryCounter_Reference.hpp is installed as a public header")
+endif()
+file(GLOB_RECURSE headers RELATIVE "${include}" "${include}/TernaryCounter*.hpp"
+     "${include}/impl/TernaryCounter*.hpp")
+foreach(header IN LISTS headers)
+  get_filename_component(dir "${include}/${header}" DIRECTORY)
+  file(STRINGS "${include}/${header}" lines REGEX "^#include \"")
+  foreach(line IN LISTS lines)
+    string(REGEX REPLACE "^#include \"([^\"]+)\".*" "\\1" name "${line}")
+    if(NOT EXISTS "${dir}/${name}" AND NOT EXISTS "${include}/${name}")
+      message(FATAL_ERROR "installed ${header} includes \"${name}\", which is not installed")
+    endif()
+  endforeach()
+endforeach()
+list(LENGTH headers count)
+message(STATUS "installed: ${count} public headers and all their includes")
+file(REMOVE_RECURSE "${PREFIX}")
