@@ -1,6 +1,6 @@
 # cmake -DBUILD=<build dir> -DPREFIX=<empty folder> -P CheckInstall.cmake
 # What `cmake --install` gives a user: the public headers, each of whose quoted includes is
-# installed too; not the tests' oracle (TernaryCounter_Reference.hpp).
+# installed too; not the tests' oracle (TernaryCounter_Reference.hpp); the LICENSE.
 file(REMOVE_RECURSE "${PREFIX}")
 execute_process(COMMAND ${CMAKE_COMMAND} --install "${BUILD}" --prefix "${PREFIX}"
                 OUTPUT_QUIET ERROR_VARIABLE err RESULT_VARIABLE rc)
@@ -26,6 +26,17 @@ foreach(header IN LISTS headers)
     endif()
   endforeach()
 endforeach()
+set(license "${PREFIX}/share/doc/TernaryCounter/LICENSE")
+if(NOT EXISTS "${license}")
+  message(FATAL_ERROR "no LICENSE installed at ${license}")
+endif()
+file(READ "${license}" text)
+foreach(part "Apache License" "Version 2.0, January 2004" "LLVM Exceptions to the Apache 2.0 License")
+  string(FIND "${text}" "${part}" at)
+  if(at EQUAL -1)
+    message(FATAL_ERROR "${license} lacks '${part}'")
+  endif()
+endforeach()
 list(LENGTH headers count)
-message(STATUS "installed: ${count} public headers and all their includes")
+message(STATUS "installed: ${count} public headers, all their includes, the LICENSE")
 file(REMOVE_RECURSE "${PREFIX}")
