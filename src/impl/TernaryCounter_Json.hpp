@@ -18,21 +18,32 @@
 
 namespace TernaryCounter::Impl {
 
+struct JsonMember;
+
 struct JsonValue {
   enum class Kind { Object, Array, String, Integer };
   Kind kind = Kind::Object;
   std::string string;
   std::uint64_t integer = 0;
-  std::vector<std::pair<std::string, JsonValue>> members;  ///< object members, in file order
-  std::vector<JsonValue> items;                            ///< array items
+  // JsonMember rather than std::pair<std::string, JsonValue>: std::pair's traits need the
+  // complete JsonValue, which clang with libstdc++ refuses inside JsonValue itself.
+  std::vector<JsonMember> members;  ///< object members, in file order
+  std::vector<JsonValue> items;     ///< array items
 
-  const JsonValue* find(std::string_view key) const {
-    for (const auto& [k, v] : members) {
-      if (k == key) return &v;
-    }
-    return nullptr;
-  }
+  const JsonValue* find(std::string_view key) const;
 };
+
+struct JsonMember {
+  std::string key;
+  JsonValue value;
+};
+
+inline const JsonValue* JsonValue::find(std::string_view key) const {
+  for (const auto& [k, v] : members) {
+    if (k == key) return &v;
+  }
+  return nullptr;
+}
 
 class JsonReader {
  public:
@@ -104,7 +115,7 @@ class JsonReader {
       expect(':');
       skip_space();
       JsonValue member = parse_value(depth + 1);
-      v.members.emplace_back(std::move(key), std::move(member));
+      v.members.push_back(JsonMember{std::move(key), std::move(member)});
       skip_space();
       if (peek() == ',') {
         ++pos_;
