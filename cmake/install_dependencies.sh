@@ -2,9 +2,10 @@
 # Installs what building and testing TernaryCounter needs on Debian/Ubuntu (run as root or with
 # sudo available): a C++20 compiler, CMake >= 3.25, GoogleTest and OpenBLAS (the vendor GEMM the
 # CPU performance driver compares with). Kokkos itself is fetched by CMake at configure time.
+# Extra package names given as arguments are installed too (CI adds clang for the fuzzers).
 set -euo pipefail
 
-packages=(g++ cmake make git libgtest-dev libopenblas-dev)
+packages=(g++ cmake make git libgtest-dev libopenblas-dev "$@")
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
