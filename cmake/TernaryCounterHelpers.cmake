@@ -1,8 +1,17 @@
 # Flags that determinism needs (GUIDE: "Determinism"), added PRIVATE to each target that
 # compiles SPEC arithmetic: no contraction of a*b+c into fma, on the host and on the device.
+# They come after the flags of an add_subdirectory parent (CMAKE_CXX_FLAGS) on the command line,
+# so they also undo an application's fast-math: -ffinite-math-only would fold the non-finite
+# row test (SPEC §3 step 5) to false, and reassociation or reciprocals change the bits.
 function(ternarycounter_deterministic_flags target)
+  if(CMAKE_CXX_COMPILER_ID MATCHES "GNU|Clang")
+    target_compile_options(${target} PRIVATE -fno-fast-math -fno-finite-math-only
+                                             -fno-unsafe-math-optimizations)
+  endif()
   target_compile_options(${target} PRIVATE -ffp-contract=off)
   if(Kokkos_ENABLE_CUDA)
-    target_compile_options(${target} PRIVATE --fmad=false)
+    # nvcc's --use_fast_math sets these four; restate the IEEE ones.
+    target_compile_options(${target} PRIVATE --fmad=false --ftz=false --prec-div=true
+                                             --prec-sqrt=true)
   endif()
 endfunction()

@@ -15,3 +15,4 @@ write_basic_package_version_file(${CMAKE_CURRENT_BINARY_DIR}/TernaryCounterConfi
 install(FILES ${CMAKE_CURRENT_BINARY_DIR}/TernaryCounterConfig.cmake
               ${CMAKE_CURRENT_BINARY_DIR}/TernaryCounterConfigVersion.cmake
         DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/TernaryCounter)
+install(FILES ${PROJECT_SOURCE_DIR}/LICENSE DESTINATION ${CMAKE_INSTALL_DATAROOTDIR}/doc/TernaryCounter)

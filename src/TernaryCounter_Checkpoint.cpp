@@ -14,6 +14,8 @@
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <limits>
+#include <new>
 #include <set>
 #include <sstream>
 
@@ -145,7 +147,15 @@ void require_tensor(const std::string& source, const TensorInfo& t, const char* 
                   (rows < 0 || t.shape[0] == std::uint64_t(rows)) &&
                   t.shape[1] == std::uint64_t(cols);
   if (!ok) reject(source, "tensor \"" + t.key + "\" is " + got.str() + ", expected " + want.str());
-  const std::uint64_t bytes = t.shape[0] * t.shape[1] * (t.dtype == "F32" ? 4 : 1);
+  // Shape entries go up to 2^40, so the product is checked before it can wrap: a wrapped size
+  // could match the data offsets and size an allocation smaller than the copy into it.
+  const std::uint64_t element = t.dtype == "F32" ? 4 : 1;
+  const std::uint64_t limit = std::numeric_limits<std::uint64_t>::max();
+  if ((t.shape[0] != 0 && t.shape[1] > limit / t.shape[0]) ||
+      (t.shape[0] * t.shape[1] > limit / element)) {
+    reject(source, "tensor \"" + t.key + "\" is " + got.str() + ": its size exceeds 2^64 bytes");
+  }
+  const std::uint64_t bytes = t.shape[0] * t.shape[1] * element;
   if (t.end - t.begin != bytes) {
     reject(source, "tensor \"" + t.key + "\" has data_offsets [" + std::to_string(t.begin) + ", " +
                        std::to_string(t.end) + "] for " + std::to_string(bytes) + " bytes of data");
@@ -205,6 +215,16 @@ std::string serialize_checkpoint(const Checkpoint& checkpoint) {
   metadata["C"] = std::to_string(checkpoint.C);
   metadata["step"] = std::to_string(checkpoint.step);
   metadata["format_version"] = std::to_string(checkpoint_format_version);
+  // Never write what parse_checkpoint refuses: the root and __metadata__ objects, one value per
+  // metadata entry, and per tensor 8 (its entry, 3 fields, 2 + 2 array items).
+  const std::size_t values = 2 + metadata.size() + 3 * 8 * checkpoint.layers.size();
+  if (values > Impl::JsonReader::max_values) {
+    throw std::invalid_argument(
+        "TernaryCounter::save_checkpoint: " + std::to_string(checkpoint.layers.size()) +
+        " layers and " + std::to_string(metadata.size()) + " metadata entries need " +
+        std::to_string(values) + " JSON values, more than the " +
+        std::to_string(Impl::JsonReader::max_values) + " a checkpoint header may hold");
+  }
 
   std::string header = "{\"__metadata__\":{";
   bool first = true;
@@ -234,14 +254,20 @@ std::string serialize_checkpoint(const Checkpoint& checkpoint) {
   }
   header += "}";
   header.append((8 - header.size() % 8) % 8, ' ');
+  if (header.size() > max_header_bytes) {
+    throw std::invalid_argument("TernaryCounter::save_checkpoint: the header would be " +
+                                std::to_string(header.size()) + " bytes, more than the " +
+                                std::to_string(max_header_bytes) + " a reader accepts");
+  }
   std::string file;
   file.reserve(8 + header.size() + data.size());
   put_u64(file, header.size());
   return file + header + data;
 }
 
-Checkpoint parse_checkpoint(std::string_view bytes, const std::string& source) {
-  Kokkos::Profiling::ScopedRegion region("TernaryCounter::parse_checkpoint");
+namespace {
+
+Checkpoint parse_image(std::string_view bytes, const std::string& source) {
   if (bytes.size() < 8) {
     reject(source, "file is " + std::to_string(bytes.size()) +
                        " bytes, shorter than the 8-byte header length");
@@ -334,7 +360,13 @@ Checkpoint parse_checkpoint(std::string_view bytes, const std::string& source) {
     require_tensor(source, parts.at("scale"), "F32", out, 1);
     require_tensor(source, parts.at("v"), "F32", out, 1);
 
-    PackedState<Kokkos::HostSpace> state(name, out, in, checkpoint.C);
+    PackedState<Kokkos::HostSpace> state;
+    try {
+      state = PackedState<Kokkos::HostSpace>(name, out, in, checkpoint.C);
+    } catch (const std::runtime_error& e) {  // Kokkos reports a failed allocation this way
+      reject(source, "layer \"" + name + "\" (" + std::to_string(out) + " x " + std::to_string(in) +
+                         ") cannot be allocated: " + e.what());
+    }
     const unsigned char* codes = data + st.begin;
     for (std::int64_t o = 0; o < out; ++o) {
       for (std::int64_t b = 0; b < std::int64_t(st.shape[1]); b += bytes_per_group) {
@@ -356,6 +388,19 @@ Checkpoint parse_checkpoint(std::string_view bytes, const std::string& source) {
     checkpoint.layers.push_back({name, state});
   }
   return checkpoint;
+}
+
+}  // namespace
+
+Checkpoint parse_checkpoint(std::string_view bytes, const std::string& source) {
+  // The header's size and value count are bounded before parsing, and the tensors' sizes by the
+  // file's; what may still fail is an allocation on a machine short of memory.
+  try {
+    Kokkos::Profiling::ScopedRegion region("TernaryCounter::parse_checkpoint");
+    return parse_image(bytes, source);
+  } catch (const std::bad_alloc&) {
+    reject(source, "out of memory while reading its " + std::to_string(bytes.size()) + " bytes");
+  }
 }
 
 void save_checkpoint(const std::string& path, const Checkpoint& checkpoint) {
@@ -400,7 +445,12 @@ void save_checkpoint(const std::string& path, const Checkpoint& checkpoint) {
 Checkpoint read_checkpoint(const std::string& path) {
   std::ifstream file(path, std::ios::binary);
   if (!file) throw CheckpointError("TernaryCounter checkpoint " + path + ": cannot open the file");
-  const std::string bytes((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  std::string bytes;
+  try {
+    bytes.assign(std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>());
+  } catch (const std::bad_alloc&) {
+    throw CheckpointError("TernaryCounter checkpoint " + path + ": out of memory reading the file");
+  }
   if (file.bad()) throw CheckpointError("TernaryCounter checkpoint " + path + ": read error");
   return parse_checkpoint(bytes, path);
 }

@@ -3,6 +3,7 @@
 #include "TernaryCounter_Codes.hpp"
 
 #include <cmath>
+#include <limits>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -18,6 +19,18 @@ namespace {
   throw std::invalid_argument(msg.str());
 }
 
+// The kernels use float32 copies of the real-valued fields (SPEC §3): a double that is valid but
+// becomes inf, or a nonzero one that becomes 0, would silently change what the update does.
+void require_float32(const char* field, double value) {
+  constexpr double max = std::numeric_limits<float>::max();
+  if (!(std::abs(value) <= max)) {
+    reject(field, value, "representable in float32 (at most 3.40282e+38)");
+  }
+  if (value != 0 && float(value) == 0.0f) {
+    reject(field, value, "0 or large enough not to round to 0 in float32 (at least 1.4e-45)");
+  }
+}
+
 }  // namespace
 
 void UpdateParams::validate() const {
@@ -29,6 +42,10 @@ void UpdateParams::validate() const {
   if (!std::isfinite(clip) || clip < 0) reject("clip", clip, "finite and >= 0 (0 disables it)");
   if (row_offset < 0) reject("row_offset", double(row_offset), ">= 0");
   if (team_size < 0) reject("team_size", team_size, ">= 0 (0 lets the backend choose)");
+  require_float32("lr", lr);
+  require_float32("lr_scale", lr_scale);
+  require_float32("rms_eps", rms_eps);
+  require_float32("clip", clip);
 }
 
 UpdateConstants make_update_constants(const UpdateParams& params, std::int64_t in) {

@@ -7,6 +7,8 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <cstdint>
+
 namespace TernaryCounter::RowMath {
 
 // Canonical row-sum geometry (SPEC §3 step 2).
@@ -70,8 +72,10 @@ struct RowScalars {
   bool skip;  ///< the row's gradient is not finite: leave the row untouched
 };
 
+// A test of the exponent bits rather than isfinite(), which a -ffinite-math-only compilation
+// may fold to true: this is what keeps a bad row from corrupting the state (SPEC §3 step 5).
 KOKKOS_INLINE_FUNCTION bool is_finite(float x) {
-  return Kokkos::isfinite(x);
+  return (Kokkos::bit_cast<std::uint32_t>(x) & 0x7F800000u) != 0x7F800000u;
 }
 
 KOKKOS_INLINE_FUNCTION float max_f(float a, float b) {

@@ -105,6 +105,32 @@ class TernaryLinear {
   }
   const ExecSpace& space() const { return space_; }
 
+  /// Replaces the update hyper-parameters from the next step on (seed is ignored: each step
+  /// derives its own). Throws std::invalid_argument, changing nothing, on invalid params or a
+  /// C other than the state's.
+  void set_params(const UpdateParams& params) {
+    params.validate();
+    if (params.C != state_.C) {
+      throw std::invalid_argument(
+          "TernaryCounter::TernaryLinear::set_params: params.C = " + std::to_string(params.C) +
+          " but the layer's state has C = " + std::to_string(state_.C));
+    }
+    params_ = params;
+  }
+  /// Sets the counter learning rate from the next step on, e.g. from a schedule; throws
+  /// std::invalid_argument, changing nothing, for a value UpdateParams::validate rejects.
+  void set_lr(double lr) {
+    UpdateParams p = params_;
+    p.lr = lr;
+    set_params(p);
+  }
+  /// Sets the row-scale learning rate from the next step on (see set_lr).
+  void set_lr_scale(double lr_scale) {
+    UpdateParams p = params_;
+    p.lr_scale = lr_scale;
+    set_params(p);
+  }
+
  private:
   ExecSpace space_;
   state_type state_;

@@ -3,6 +3,7 @@
 
 #include "TernaryCounter_PackedState.hpp"
 #include "TernaryCounter_Params.hpp"
+#include "impl/TernaryCounter_ViewTypes.hpp"
 
 #include <Kokkos_Core.hpp>
 
@@ -28,6 +29,23 @@ UpdateReport update(
         grad_w,
     const UpdateParams& params) {
   return update(typename MemorySpace::execution_space{}, state, grad_w, params);
+}
+
+/// Any other View type for grad_w (e.g. LayoutLeft): a compile error saying what is expected.
+template <class ExecSpace, class GradView>
+requires Impl::NotInputMatrix<GradView, typename ExecSpace::memory_space> UpdateReport
+update(const ExecSpace&, const PackedState<typename ExecSpace::memory_space>&, const GradView&,
+       const UpdateParams&) {
+  static_assert(Impl::dependent_false<GradView>,
+                TERNARYCOUNTER_MATRIX_RULE("update", "grad_w", "const float"));
+  return {};
+}
+template <class MemorySpace, class GradView>
+requires Impl::NotInputMatrix<GradView, MemorySpace> UpdateReport
+update(const PackedState<MemorySpace>&, const GradView&, const UpdateParams&) {
+  static_assert(Impl::dependent_false<GradView>,
+                TERNARYCOUNTER_MATRIX_RULE("update", "grad_w", "const float"));
+  return {};
 }
 
 }  // namespace TernaryCounter

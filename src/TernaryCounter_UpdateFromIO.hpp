@@ -4,6 +4,7 @@
 
 #include "TernaryCounter_PackedState.hpp"
 #include "TernaryCounter_Params.hpp"
+#include "impl/TernaryCounter_ViewTypes.hpp"
 
 #include <Kokkos_Core.hpp>
 
@@ -48,6 +49,44 @@ UpdateReport update_from_io(const PackedState<MemorySpace>& state,
                             const std::type_identity_t<InputView<MemorySpace>>& grad_out,
                             const UpdateParams& params) {
   return update_from_io(typename MemorySpace::execution_space{}, state, x, grad_out, params);
+}
+
+/// Any other View types for x, grad_out or the workspace (e.g. LayoutLeft): a compile error
+/// saying what is expected.
+template <class ExecSpace, class X, class GradOut>
+requires(Impl::NotInputMatrix<X, typename ExecSpace::memory_space> ||
+         Impl::NotInputMatrix<GradOut, typename ExecSpace::memory_space>) UpdateReport
+    update_from_io(const ExecSpace&, const PackedState<typename ExecSpace::memory_space>&, const X&,
+                   const GradOut&, const UpdateParams&) {
+  static_assert(!Impl::NotInputMatrix<X, typename ExecSpace::memory_space>,
+                TERNARYCOUNTER_MATRIX_RULE("update_from_io", "x", "const float"));
+  static_assert(!Impl::NotInputMatrix<GradOut, typename ExecSpace::memory_space>,
+                TERNARYCOUNTER_MATRIX_RULE("update_from_io", "grad_out", "const float"));
+  return {};
+}
+template <class ExecSpace, class X, class GradOut, class Workspace>
+requires(Impl::NotInputMatrix<X, typename ExecSpace::memory_space> ||
+         Impl::NotInputMatrix<GradOut, typename ExecSpace::memory_space> ||
+         Impl::NotOutputMatrix<Workspace, typename ExecSpace::memory_space>) UpdateReport
+    update_from_io(const ExecSpace&, const PackedState<typename ExecSpace::memory_space>&, const X&,
+                   const GradOut&, const UpdateParams&, const Workspace&) {
+  static_assert(!Impl::NotInputMatrix<X, typename ExecSpace::memory_space>,
+                TERNARYCOUNTER_MATRIX_RULE("update_from_io", "x", "const float"));
+  static_assert(!Impl::NotInputMatrix<GradOut, typename ExecSpace::memory_space>,
+                TERNARYCOUNTER_MATRIX_RULE("update_from_io", "grad_out", "const float"));
+  static_assert(!Impl::NotOutputMatrix<Workspace, typename ExecSpace::memory_space>,
+                TERNARYCOUNTER_MATRIX_RULE("update_from_io", "workspace", "float"));
+  return {};
+}
+template <class MemorySpace, class X, class GradOut>
+requires(Impl::NotInputMatrix<X, MemorySpace> ||
+         Impl::NotInputMatrix<GradOut, MemorySpace>) UpdateReport
+    update_from_io(const PackedState<MemorySpace>&, const X&, const GradOut&, const UpdateParams&) {
+  static_assert(!Impl::NotInputMatrix<X, MemorySpace>,
+                TERNARYCOUNTER_MATRIX_RULE("update_from_io", "x", "const float"));
+  static_assert(!Impl::NotInputMatrix<GradOut, MemorySpace>,
+                TERNARYCOUNTER_MATRIX_RULE("update_from_io", "grad_out", "const float"));
+  return {};
 }
 
 }  // namespace TernaryCounter

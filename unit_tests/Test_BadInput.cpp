@@ -82,6 +82,15 @@ TEST(BadInput, EachParamsFieldIsValidated) {
       {"clip", [](UpdateParams& p) { p.clip = -1.0; }},
       {"clip", [](UpdateParams& p) { p.clip = kInf; }},
       {"clip", [](UpdateParams& p) { p.clip = kNaN; }},
+      // Valid doubles whose float32 copy (what the kernels use) would be inf or 0.
+      {"lr", [](UpdateParams& p) { p.lr = 1e39; }},
+      {"lr", [](UpdateParams& p) { p.lr = 1e-50; }},
+      {"lr_scale", [](UpdateParams& p) { p.lr_scale = 3.5e38; }},
+      {"lr_scale", [](UpdateParams& p) { p.lr_scale = 1e-300; }},
+      {"rms_eps", [](UpdateParams& p) { p.rms_eps = 1e-50; }},
+      {"rms_eps", [](UpdateParams& p) { p.rms_eps = 1e300; }},
+      {"clip", [](UpdateParams& p) { p.clip = 1e39; }},
+      {"clip", [](UpdateParams& p) { p.clip = 1e-50; }},
       {"row_offset", [](UpdateParams& p) { p.row_offset = -3; }},
       {"team_size", [](UpdateParams& p) { p.team_size = -2; }},
   };
@@ -98,6 +107,11 @@ TEST(BadInput, EachParamsFieldIsValidated) {
     EXPECT_NO_THROW(p.validate());
     p.C = 11;
     EXPECT_NO_THROW(p.validate());
+    // The float32 extremes themselves are representable.
+    p.lr = std::numeric_limits<float>::max();
+    p.rms_eps = std::numeric_limits<float>::denorm_min();
+    p.clip = std::numeric_limits<float>::min();
+    EXPECT_NO_THROW(p.validate());
   }
   const Fixture f;
   for (const Bad& b : bad) {
@@ -105,7 +119,7 @@ TEST(BadInput, EachParamsFieldIsValidated) {
     b.set(p);
     SCOPED_TRACE(std::string("field ") + b.field);
     const std::string msg = message_of([&] { p.validate(); });
-    EXPECT_NE(msg.find(b.field), std::string::npos) << msg;
+    EXPECT_NE(msg.find(std::string(b.field) + " = "), std::string::npos) << msg;
     // A C outside [2, 11] also mismatches the state; every other field is the only problem.
     expect_rejected(
         f, [&] { update(ExecSpace{}, f.state, f.grad_w, p); }, {}, b.field);

@@ -1,9 +1,11 @@
-// TernaryLinear: per-step seeds, and the resume identity (save after N steps, load, M more
-// steps == N + M steps straight, bit for bit).
+// TernaryLinear: per-step seeds, the resume identity (save after N steps, load, M more
+// steps == N + M steps straight, bit for bit) and hyper-parameters changed between steps.
 #include "Test_Common.hpp"
 
+#include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 
 namespace TernaryCounter::Test {
 namespace {
@@ -86,6 +88,60 @@ TEST(TernaryLinear, ResumeFromCheckpointIsBitIdenticalToStraightRun) {
   EXPECT_EQ(resumed.step(), straight.step());
   EXPECT_TRUE(identical(host_copy(resumed), host_copy(straight)));
   std::filesystem::remove_all(dir);
+}
+
+// A learning-rate schedule: after set_lr / set_lr_scale the next steps are those of a layer built
+// with the new values (from the same state and step), and differ from keeping the old ones.
+TEST(TernaryLinear, SettersChangeTheNextStepsLikeALayerBuiltWithTheNewParams) {
+  constexpr int N = 3, K = 3;
+  TernaryLinear<ExecSpace> scheduled(ExecSpace{}, "scheduled", out, in, params(), 21u);
+  TernaryLinear<ExecSpace> constant(ExecSpace{}, "constant", out, in, params(), 21u);
+  randomize_ternary(scheduled.state(), 3u, 0.5f);
+  randomize_ternary(constant.state(), 3u, 0.5f);
+  for (int s = 0; s < N; ++s) {
+    train_step(scheduled);
+    train_step(constant);
+  }
+  UpdateParams later = params();
+  later.lr = 0.125;
+  later.lr_scale = 2e-3;
+  TernaryLinear<ExecSpace> built(ExecSpace{}, "built", out, in, later, 21u);
+  TernaryCounter::deep_copy(built.state(), scheduled.state());
+  built.set_step(scheduled.step());
+
+  scheduled.set_lr(later.lr);
+  scheduled.set_lr_scale(later.lr_scale);
+  EXPECT_EQ(scheduled.params().lr, later.lr);
+  EXPECT_EQ(scheduled.params().lr_scale, later.lr_scale);
+  for (int s = 0; s < K; ++s) {
+    train_step(scheduled);
+    train_step(constant);
+    train_step(built);
+  }
+  EXPECT_TRUE(identical(host_copy(scheduled), host_copy(built)));
+  EXPECT_FALSE(identical(host_copy(scheduled), host_copy(constant))) << "the setters did nothing";
+}
+
+TEST(TernaryLinear, SettersRejectBadValuesAndChangeNothing) {
+  TernaryLinear<ExecSpace> layer(ExecSpace{}, "layer", out, in, params(), 1u);
+  const auto expect_rejected = [&](const std::function<void()>& call, const std::string& words) {
+    try {
+      call();
+      ADD_FAILURE() << "accepted: " << words;
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find(words), std::string::npos) << e.what();
+    }
+    EXPECT_EQ(layer.params().lr, params().lr);
+    EXPECT_EQ(layer.params().lr_scale, params().lr_scale);
+    EXPECT_EQ(layer.params().C, params().C);
+  };
+  expect_rejected([&] { layer.set_lr(-1.0); }, "lr = -1");
+  expect_rejected([&] { layer.set_lr(1e39); }, "lr = 1e+39");
+  expect_rejected([&] { layer.set_lr_scale(std::nan("")); }, "lr_scale = nan");
+  UpdateParams other_depth = params();
+  other_depth.C = 5;
+  expect_rejected([&] { layer.set_params(other_depth); },
+                  "params.C = 5 but the layer's state has C = 4");
 }
 
 }  // namespace

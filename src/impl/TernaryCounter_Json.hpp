@@ -1,9 +1,14 @@
 // A small strict JSON reader, just enough for safetensors headers: objects, arrays, strings
 // (UTF-8, all escapes) and non-negative integers. Anything else (floats, negative numbers,
-// true/false/null, duplicate keys, trailing bytes other than spaces, nesting deeper than 8)
-// is rejected with a message giving the byte offset. Host only.
+// true/false/null, duplicate keys, trailing bytes other than spaces, nesting deeper than 8,
+// more than max_values values) is rejected with a message giving the byte offset. Host only.
+//
+// Its cost is bounded by the input, whatever the input: time O(n log n) in the text's length
+// (duplicate keys are found by sorting each object's keys once), memory the text's length plus
+// at most max_values values, each counted before it is stored.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
@@ -13,24 +18,38 @@
 
 namespace TernaryCounter::Impl {
 
+struct JsonMember;
+
 struct JsonValue {
   enum class Kind { Object, Array, String, Integer };
   Kind kind = Kind::Object;
   std::string string;
   std::uint64_t integer = 0;
-  std::vector<std::pair<std::string, JsonValue>> members;  ///< object members, in file order
-  std::vector<JsonValue> items;                            ///< array items
+  // JsonMember rather than std::pair<std::string, JsonValue>: std::pair's traits need the
+  // complete JsonValue, which clang with libstdc++ refuses inside JsonValue itself.
+  std::vector<JsonMember> members;  ///< object members, in file order
+  std::vector<JsonValue> items;     ///< array items
 
-  const JsonValue* find(std::string_view key) const {
-    for (const auto& [k, v] : members) {
-      if (k == key) return &v;
-    }
-    return nullptr;
-  }
+  const JsonValue* find(std::string_view key) const;
 };
+
+struct JsonMember {
+  std::string key;
+  JsonValue value;
+};
+
+inline const JsonValue* JsonValue::find(std::string_view key) const {
+  for (const auto& [k, v] : members) {
+    if (k == key) return &v;
+  }
+  return nullptr;
+}
 
 class JsonReader {
  public:
+  /// Values (object members and array items, the document included) one text may hold.
+  static constexpr std::size_t max_values = std::size_t(1) << 18;
+
   explicit JsonReader(std::string_view text) : text_(text) {}
 
   /// Parses the whole text as one value followed only by spaces (safetensors pads with them).
@@ -46,6 +65,7 @@ class JsonReader {
   static constexpr int max_depth = 8;
   std::string_view text_;
   std::size_t pos_ = 0;
+  std::size_t values_ = 0;
 
   [[noreturn]] void fail(const std::string& what) const {
     throw std::runtime_error("JSON header: " + what + " at byte " + std::to_string(pos_));
@@ -64,6 +84,7 @@ class JsonReader {
 
   JsonValue parse_value(int depth) {
     if (depth > max_depth) fail("nesting deeper than 8");
+    if (++values_ > max_values) fail("more than " + std::to_string(max_values) + " values");
     const unsigned char c = peek();
     if (c == '{') return parse_object(depth);
     if (c == '[') return parse_array(depth);
@@ -90,20 +111,30 @@ class JsonReader {
       skip_space();
       if (peek() != '"') fail("expected a string key");
       std::string key = parse_string();
-      if (v.find(key)) fail("duplicate key \"" + key + "\"");
       skip_space();
       expect(':');
       skip_space();
       JsonValue member = parse_value(depth + 1);
-      v.members.emplace_back(std::move(key), std::move(member));
+      v.members.push_back(JsonMember{std::move(key), std::move(member)});
       skip_space();
       if (peek() == ',') {
         ++pos_;
         continue;
       }
       expect('}');
+      reject_duplicate_keys(v);
       return v;
     }
+  }
+
+  // Comparing each key with the earlier ones would be quadratic in the number of keys.
+  void reject_duplicate_keys(const JsonValue& object) const {
+    std::vector<std::string_view> keys;
+    keys.reserve(object.members.size());
+    for (const auto& [k, member] : object.members) keys.push_back(k);
+    std::sort(keys.begin(), keys.end());
+    const auto twin = std::adjacent_find(keys.begin(), keys.end());
+    if (twin != keys.end()) fail("duplicate key \"" + std::string(*twin) + "\"");
   }
 
   JsonValue parse_array(int depth) {

@@ -1,0 +1,72 @@
+#!/usr/bin/env python3
+"""Writes the seed corpora of the fuzz targets (committed; rerun after a format change):
+corpus/checkpoint: valid checkpoints, truncated ones and edited ones; corpus/params: parameter
+records in fuzz_params.cpp's byte layout, valid and at the edges."""
+import json, os, struct
+
+here = os.path.dirname(os.path.abspath(__file__))
+
+
+def checkpoint(layers, C=8, step=42, metadata=None, edit=None):
+    """layers: [(name, out, in)]; codes are valid for C (all 'zero' codes, C-1 + lv)."""
+    meta = {"C": str(C), "format_version": "1", "step": str(step)}
+    meta.update(metadata or {})
+    header, data, f32, u8 = {"__metadata__": meta}, b"", [], []
+    lv = 2 * C - 1
+    zero = lv + C - 1  # t = 0, c = 0
+    for name, out, inn in layers:
+        for part in ("scale", "v"):
+            begin = len(data)
+            data += b"".join(struct.pack("<f", 0.5 + o if part == "scale" else 1e-3 * o)
+                             for o in range(out))
+            header[f"{name}.{part}"] = {"dtype": "F32", "shape": [out, 1],
+                                        "data_offsets": [begin, len(data)]}
+    for name, out, inn in layers:
+        begin = len(data)
+        word = zero | zero << 6 | zero << 12 | zero << 18
+        group = struct.pack("<I", word)[:3]
+        data += group * (out * inn // 4)
+        header[f"{name}.state"] = {"dtype": "U8", "shape": [out, 3 * inn // 4],
+                                   "data_offsets": [begin, len(data)]}
+    text = json.dumps(header, separators=(",", ":"))
+    if edit:
+        text = text.replace(*edit)
+    text += " " * ((8 - len(text) % 8) % 8)
+    return struct.pack("<Q", len(text)) + text.encode() + data
+
+
+def params(C=8, lr=0.05, lr_scale=2e-4, beta=0.9, eps=1e-3, clip=0.0, seed=1, lagged=0,
+           row_offset=0, team=0, out=3, inn=8, grads=()):
+    rec = struct.pack("<bdddddIBqhBb", C, lr, lr_scale, beta, eps, clip, seed, lagged,
+                      row_offset, team, out, inn)
+    return rec + b"".join(struct.pack("<f", g) for g in grads)
+
+
+def write(folder, name, data):
+    os.makedirs(os.path.join(here, "corpus", folder), exist_ok=True)
+    with open(os.path.join(here, "corpus", folder, name), "wb") as f:
+        f.write(data)
+
+
+valid = checkpoint([("fc1", 3, 8), ("fc2", 2, 4)], metadata={"note": "a \"quoted\" note\n"})
+write("checkpoint", "valid_two_layers", valid)
+write("checkpoint", "valid_c11", checkpoint([("layer", 4, 12)], C=11, step=0))
+write("checkpoint", "valid_empty", checkpoint([]))
+write("checkpoint", "truncated_header", valid[:40])
+write("checkpoint", "truncated_data", valid[:-1])
+write("checkpoint", "trailing_byte", valid + b"x")
+write("checkpoint", "edited_shape", checkpoint([("fc1", 3, 8)], edit=('"shape":[3,6]', '"shape":[3,9]')))
+write("checkpoint", "edited_offsets", checkpoint([("fc1", 3, 8)], edit=("[0,12]", "[0,11]")))
+write("checkpoint", "edited_dtype", checkpoint([("fc1", 3, 8)], edit=('"U8"', '"I8"')))
+write("checkpoint", "edited_C", checkpoint([("fc1", 3, 8)], edit=('"C":"8"', '"C":"12"')))
+write("checkpoint", "edited_duplicate_key", checkpoint([("fc1", 3, 8)], edit=('"step"', '"C"')))
+write("checkpoint", "edited_huge_shape", checkpoint(
+    [("x", 1, 4)], edit=('"shape":[1,3]', '"shape":[16777248,1099509530628]')))
+
+write("params", "valid_defaults", params(grads=[0.25 * k for k in range(24)]))
+write("params", "valid_lagged_clip", params(C=11, lagged=1, clip=1.0, grads=[1.0] * 24))
+write("params", "nonfinite_gradient", params(grads=[float("inf")] + [0.5] * 23))
+write("params", "lr_overflows_float", params(lr=1e39))
+write("params", "eps_underflows_float", params(eps=1e-50))
+write("params", "bad_shape", params(inn=6))
+write("params", "big_team", params(team=4096))

@@ -1,0 +1,34 @@
+// Compile-time checks of the View types the public calls take: float matrices [rows, cols] in
+// LayoutRight (row-major, SPEC §5) in the execution space's memory space. A LayoutLeft View is
+// Kokkos' default layout on CUDA and HIP, so it is the first View many users pass; the catch-all
+// overloads built on these turn the compiler's list of candidates into one readable message.
+#pragma once
+
+#include <Kokkos_Core.hpp>
+
+#include <type_traits>
+
+namespace TernaryCounter::Impl {
+
+/// A View the call cannot take where it expects View<const float**, LayoutRight, MemorySpace>.
+template <class View, class MemorySpace>
+concept NotInputMatrix = Kokkos::is_view_v<View> &&
+    !std::is_convertible_v<const View&,
+                           Kokkos::View<const float**, Kokkos::LayoutRight, MemorySpace>>;
+
+/// A View the call cannot take where it expects View<float**, LayoutRight, MemorySpace>.
+template <class View, class MemorySpace>
+concept NotOutputMatrix = Kokkos::is_view_v<View> &&
+    !std::is_convertible_v<const View&, Kokkos::View<float**, Kokkos::LayoutRight, MemorySpace>>;
+
+template <class...>
+inline constexpr bool dependent_false = false;
+
+}  // namespace TernaryCounter::Impl
+
+/// The text of the compile errors (one place, so every call says the same).
+#define TERNARYCOUNTER_MATRIX_RULE(call, arg, type)                                            \
+  "TernaryCounter::" call ": " arg " must be a Kokkos::View<" type                             \
+  "**, Kokkos::LayoutRight, MemorySpace> in the execution space's memory space. A LayoutLeft " \
+  "View (Kokkos' default on CUDA and HIP) must first be deep_copy'd into a LayoutRight one; "  \
+  "see 'Views' in the README."

@@ -1,0 +1,90 @@
+// Allocation failures while reading a checkpoint surface as CheckpointError, never as an escaping
+// std::bad_alloc: every heap allocation parse_checkpoint makes on this thread is failed once, in
+// turn, through a replaced operator new. Its own executable, because the replacement is global.
+#include <TernaryCounter.hpp>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+#include <string>
+
+namespace {
+
+// -1: no failure armed; n >= 0: the (n+1)-th allocation from now on this thread fails.
+thread_local long allocations_until_failure = -1;
+thread_local bool failure_injected = false;
+
+}  // namespace
+
+void* operator new(std::size_t bytes) {
+  if (allocations_until_failure >= 0 && allocations_until_failure-- == 0) {
+    failure_injected = true;
+    throw std::bad_alloc();
+  }
+  if (void* p = std::malloc(bytes ? bytes : 1)) return p;
+  throw std::bad_alloc();
+}
+void operator delete(void* p) noexcept {
+  std::free(p);
+}
+void operator delete(void* p, std::size_t) noexcept {
+  std::free(p);
+}
+
+namespace {
+
+TernaryCounter::PackedState<Kokkos::HostSpace> sample_state(std::int64_t out, std::int64_t in) {
+  TernaryCounter::PackedState<Kokkos::HostSpace> s("sample", out, in, 8);
+  for (std::int64_t o = 0; o < out; ++o) {
+    s.scale(o) = 0.5f + float(o);
+    s.v(o) = 1e-3f * float(o);
+  }
+  return s;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Kokkos::ScopeGuard kokkos(argc, argv);
+  TernaryCounter::Checkpoint c;
+  c.step = 7;
+  c.metadata["note"] = "a note long enough not to fit in a short string buffer";
+  c.layers.push_back({"fc1", sample_state(3, 8)});
+  c.layers.push_back({"fc2", sample_state(2, 4)});
+  const std::string image = TernaryCounter::serialize_checkpoint(c);
+  const std::string source = "image";
+
+  int failures = 0;
+  long n = 0;
+  for (;; ++n) {
+    failure_injected = false;
+    allocations_until_failure = n;
+    std::string outcome;
+    try {
+      const TernaryCounter::Checkpoint back = TernaryCounter::parse_checkpoint(image, source);
+      allocations_until_failure = -1;
+      // An allocation failure that was absorbed (a fallback) must not change the result.
+      if (back.step != 7 || back.layers.size() != 2 || back.metadata != c.metadata) {
+        outcome = "accepted with a different result";
+      }
+    } catch (const TernaryCounter::CheckpointError& e) {
+      allocations_until_failure = -1;
+      if (!failure_injected) outcome = std::string("rejected without a failure: ") + e.what();
+    } catch (const std::bad_alloc&) {
+      allocations_until_failure = -1;
+      outcome = "std::bad_alloc escaped";
+    } catch (const std::exception& e) {
+      allocations_until_failure = -1;
+      outcome = std::string("unexpected exception: ") + e.what();
+    }
+    if (!outcome.empty()) {
+      std::printf("allocation %ld failed: %s\n", n + 1, outcome.c_str());
+      ++failures;
+    }
+    if (!failure_injected) break;  // the parse made fewer than n + 1 allocations: all tried
+  }
+  std::printf("%ld allocations of parse_checkpoint failed in turn, %d bad outcome(s)\n", n,
+              failures);
+  return failures == 0 && n > 10 ? 0 : 1;
+}
