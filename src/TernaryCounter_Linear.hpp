@@ -16,6 +16,7 @@
 
 #include "TernaryCounter_PackedState.hpp"
 #include "TernaryCounter_UpdateFromIO.hpp"
+#include "impl/TernaryCounter_ViewTypes.hpp"
 
 #include <Kokkos_Core.hpp>
 
@@ -57,5 +58,35 @@ void backward_input(const PackedState<MemorySpace>& state,
                     const std::type_identity_t<OutputView<MemorySpace>>& grad_x) {
   backward_input(typename MemorySpace::execution_space{}, state, grad_out, grad_x);
 }
+
+/// Any other View types (e.g. LayoutLeft): a compile error per argument saying what is expected.
+#define TERNARYCOUNTER_PRODUCT_CHECKS(call, in_name, out_name, Mem)        \
+  static_assert(!Impl::NotInputMatrix<In, Mem>,                            \
+                TERNARYCOUNTER_MATRIX_RULE(call, in_name, "const float")); \
+  static_assert(!Impl::NotOutputMatrix<Out, Mem>,                          \
+                TERNARYCOUNTER_MATRIX_RULE(call, out_name, "float"))
+template <class ExecSpace, class In, class Out>
+void forward(const ExecSpace&, const PackedState<typename ExecSpace::memory_space>&, const In&,
+             const Out&) requires Impl::NotProductViews<In, Out, typename ExecSpace::memory_space> {
+  TERNARYCOUNTER_PRODUCT_CHECKS("forward", "x", "y", typename ExecSpace::memory_space);
+}
+template <class MemorySpace, class In, class Out>
+void forward(const PackedState<MemorySpace>&, const In&,
+             const Out&) requires Impl::NotProductViews<In, Out, MemorySpace> {
+  TERNARYCOUNTER_PRODUCT_CHECKS("forward", "x", "y", MemorySpace);
+}
+template <class ExecSpace, class In, class Out>
+void backward_input(
+    const ExecSpace&, const PackedState<typename ExecSpace::memory_space>&, const In&,
+    const Out&) requires Impl::NotProductViews<In, Out, typename ExecSpace::memory_space> {
+  TERNARYCOUNTER_PRODUCT_CHECKS("backward_input", "grad_out", "grad_x",
+                                typename ExecSpace::memory_space);
+}
+template <class MemorySpace, class In, class Out>
+void backward_input(const PackedState<MemorySpace>&, const In&,
+                    const Out&) requires Impl::NotProductViews<In, Out, MemorySpace> {
+  TERNARYCOUNTER_PRODUCT_CHECKS("backward_input", "grad_out", "grad_x", MemorySpace);
+}
+#undef TERNARYCOUNTER_PRODUCT_CHECKS
 
 }  // namespace TernaryCounter

@@ -21,6 +21,11 @@ template <class View, class MemorySpace>
 concept NotOutputMatrix = Kokkos::is_view_v<View> &&
     !std::is_convertible_v<const View&, Kokkos::View<float**, Kokkos::LayoutRight, MemorySpace>>;
 
+/// Arguments of forward/backward_input (an input matrix and an output matrix) of which one is
+/// wrong.
+template <class In, class Out, class MemorySpace>
+concept NotProductViews = NotInputMatrix<In, MemorySpace> || NotOutputMatrix<Out, MemorySpace>;
+
 template <class...>
 inline constexpr bool dependent_false = false;
 

@@ -1,5 +1,6 @@
-// Must not compile: LayoutLeft Views (Kokkos' default on GPUs) passed to the update calls. The
-// test that builds it expects the library's readable static_assert messages, one per argument.
+// Must not compile: LayoutLeft Views (Kokkos' default on GPUs) passed to the update calls and the
+// layer's products. The test that builds it expects the library's readable static_assert messages,
+// one per argument.
 #include <TernaryCounter.hpp>
 
 using Mem = Kokkos::DefaultExecutionSpace::memory_space;
@@ -14,4 +15,8 @@ void calls(const TernaryCounter::PackedState<Mem>& state, const Left& left, cons
   TernaryCounter::update_from_io(space, state, right, left, p);
   TernaryCounter::update_from_io(state, left, right, p);
   TernaryCounter::update_from_io(space, state, right, right, p, left);
+  TernaryCounter::forward(space, state, left, right);
+  TernaryCounter::forward(state, right, left);
+  TernaryCounter::backward_input(space, state, left, right);
+  TernaryCounter::backward_input(state, right, left);
 }
