@@ -1,4 +1,5 @@
-// ternary-counter-perf [--shape OUTxINxM]... [--repeat N] [--json FILE]
+// ternary-counter-perf [--shape OUTxINxM]... [--shapes llm] [--workspace-mib N] [--repeat N]
+//                      [--json FILE]
 // Times, per shape and in one run: update_from_io (the strict path, with a caller-owned
 // workspace), the vendor path (vendor SGEMM forming grad_w, then our dense update) and the dense
 // update alone; the layer's forward and backward_input; a whole ternary layer step (forward +
@@ -30,12 +31,17 @@ using namespace TernaryCounter;
 using namespace TernaryCounter::Perf;
 
 const char* const usage =
-    "usage: ternary-counter-perf [--shape OUTxINxM]... [--repeat N] [--json FILE] [--help]\n"
+    "usage: ternary-counter-perf [--shape OUTxINxM]... [--shapes llm] [--workspace-mib N]\n"
+    "                            [--repeat N] [--json FILE] [--help]\n"
     "  --shape OUTxINxM  a layer of OUT x IN weights updated from M samples (repeatable;\n"
     "                    IN a multiple of 4). Default: 1024x1024x8192 2048x2048x4096\n"
     "                    4096x4096x4096 4096x4096x16384 11008x4096x4096 4096x11008x4096\n"
     "                    4096x4096x256 16384x16384x16 on a GPU, 1024x1024x4096 512x2048x2048\n"
     "                    1024x1024x16 on a host backend\n"
+    "  --shapes llm      131072x32768x64 and 65536x40000x256 (large layers, few samples per\n"
+    "                    step; about 45 GB of device memory), with any --shape given\n"
+    "  --workspace-mib N update_from_io's workspace budget (default: the library's, see\n"
+    "                    from_io_workspace_rows)\n"
     "  --repeat N        timed repeats per measurement, N >= 5 (default 7); the median counts\n"
     "  --json FILE       also write the results as JSON to FILE\n"
     "  --kokkos-...      Kokkos options (e.g. --kokkos-num-threads=2) pass through to Kokkos\n";
@@ -54,6 +60,7 @@ struct Shape {
 struct Options {
   std::vector<Shape> shapes;
   int repeat = 7;
+  std::int64_t workspace_mib = 0;  ///< 0: the library's default budget
   std::string json;
   bool help = false;
 };
@@ -105,12 +112,19 @@ Options parse_options(int argc, char** argv) {
     if (const auto eq = arg.find('='); eq != std::string::npos && arg.rfind("--", 0) == 0) {
       value = arg.substr(eq + 1);
       arg = arg.substr(0, eq);
-    } else if (arg == "--shape" || arg == "--repeat" || arg == "--json") {
+    } else if (arg == "--shape" || arg == "--shapes" || arg == "--workspace-mib" ||
+               arg == "--repeat" || arg == "--json") {
       if (k + 1 >= argc) throw UsageError(arg + " needs a value (see --help)");
       value = argv[++k];
     }
     if (arg == "--shape") {
       options.shapes.push_back(parse_shape(value));
+    } else if (arg == "--shapes") {
+      if (value != "llm") throw UsageError("--shapes knows 'llm', got '" + value + "'");
+      options.shapes.push_back({131072, 32768, 64});
+      options.shapes.push_back({65536, 40000, 256});
+    } else if (arg == "--workspace-mib") {
+      options.workspace_mib = parse_positive(value, "--workspace-mib");
     } else if (arg == "--repeat") {
       const std::int64_t n = parse_positive(value, "--repeat");
       if (n < 5 || n > 1000000) {
@@ -208,7 +222,8 @@ struct ShapeResult {
 };
 
 ShapeResult run_shape(const ExecSpace& space, const VendorGemm& vendor, const Shape& shape,
-                      int repeats) {
+                      const Options& options) {
+  const int repeats = options.repeat;
   ShapeResult r;
   r.shape = shape;
   const auto alloc = [&](const char* label) {
@@ -221,7 +236,8 @@ ShapeResult run_shape(const ExecSpace& space, const VendorGemm& vendor, const Sh
   const Matrix y(alloc("y"), shape.m, shape.out);
   const Matrix grad_x(alloc("grad_x"), shape.m, shape.in);
   const Matrix dense_w(alloc("dense_w"), shape.out, shape.in);  // the FP32 layer's weights
-  r.workspace_rows = from_io_workspace_rows<ExecSpace>(shape.out, shape.in);
+  r.workspace_rows =
+      from_io_workspace_rows<ExecSpace>(shape.out, shape.in, options.workspace_mib << 20);
   const Matrix workspace(alloc("workspace"), r.workspace_rows, shape.in);
   fill_normal(space, x, 1, 1.0f);
   fill_normal(space, grad_out, 2, 1e-3f);
@@ -237,18 +253,28 @@ ShapeResult run_shape(const ExecSpace& space, const VendorGemm& vendor, const Sh
   // Every timed repeat starts from this same state; restoring it is outside the timed region.
   const PackedState<MemSpace> saved = create_mirror_and_copy(space, state);
   const auto restore = [&] { TernaryCounter::deep_copy(state, saved); };
+  // The timed calls are the asynchronous overloads, as an application's training loop would
+  // call them; time_repeats fences after each. The count of each measurement's last call is
+  // read back outside the timed region.
+  const SkippedRowsView<MemSpace> skipped("TernaryCounter::Perf::skipped_rows");
+  const auto add_skipped = [&] {
+    std::int64_t n = 0;
+    Kokkos::deep_copy(n, skipped);
+    r.skipped_rows += n;
+  };
 
   r.from_io = time_repeats(repeats, restore, [&] {
-    r.skipped_rows += update_from_io(space, state, x, grad_out, params, workspace).skipped_rows;
+    update_from_io(space, state, x, grad_out, params, workspace, skipped);
   });
+  add_skipped();
   r.vendor_path = time_repeats(repeats, restore, [&] {
     vendor.grad_w(x, grad_out, grad_w);
-    r.skipped_rows += update(space, state, grad_w, params).skipped_rows;
+    update(space, state, grad_w, params, skipped);
   });
+  add_skipped();
   // grad_w now holds this shape's gradient: the dense update alone reads it.
-  r.dense = time_repeats(repeats, restore, [&] {
-    r.skipped_rows += update(space, state, grad_w, params).skipped_rows;
-  });
+  r.dense = time_repeats(repeats, restore, [&] { update(space, state, grad_w, params, skipped); });
+  add_skipped();
   r.vendor_gemm = time_repeats(
       repeats, [] {}, [&] { vendor.grad_w(x, grad_out, grad_w); });
 
@@ -260,8 +286,9 @@ ShapeResult run_shape(const ExecSpace& space, const VendorGemm& vendor, const Sh
   r.layer_step = time_repeats(repeats, restore, [&] {
     forward(space, state, x, y);
     backward_input(space, state, grad_out, grad_x);
-    r.skipped_rows += update_from_io(space, state, x, grad_out, params, workspace).skipped_rows;
+    update_from_io(space, state, x, grad_out, params, workspace, skipped);
   });
+  add_skipped();
   r.vendor_forward = time_repeats(
       repeats, [] {}, [&] { vendor.forward(x, dense_w, y); });
   r.vendor_backward_input = time_repeats(
@@ -272,8 +299,9 @@ ShapeResult run_shape(const ExecSpace& space, const VendorGemm& vendor, const Sh
     vendor.forward(x, dense_w, y);
     vendor.backward_input(grad_out, dense_w, grad_x);
     vendor.grad_w(x, grad_out, grad_w);
-    r.skipped_rows += update(space, state, grad_w, params).skipped_rows;
+    update(space, state, grad_w, params, skipped);
   });
+  add_skipped();
 
   // One step of each path from the saved state: they should agree on nearly every code.
   restore();
@@ -407,7 +435,7 @@ int run(const Options& options, std::ofstream& json) {
 
   std::vector<ShapeResult> results;
   for (const Shape& shape : options.shapes) {
-    results.push_back(run_shape(space, vendor, shape, options.repeat));
+    results.push_back(run_shape(space, vendor, shape, options));
     const ShapeResult& r = results.back();
     std::printf(
         "%s: from_io %.3f ms, vendor path %.3f ms (sgemm %.3f ms), dense %.3f ms; "

@@ -42,6 +42,9 @@ void UpdateParams::validate() const {
   if (!std::isfinite(clip) || clip < 0) reject("clip", clip, "finite and >= 0 (0 disables it)");
   if (row_offset < 0) reject("row_offset", double(row_offset), ">= 0");
   if (team_size < 0) reject("team_size", team_size, ">= 0 (0 lets the backend choose)");
+  if (workspace_bytes < 0) {
+    reject("workspace_bytes", double(workspace_bytes), ">= 0 (0: the backend's default)");
+  }
   require_float32("lr", lr);
   require_float32("lr_scale", lr_scale);
   require_float32("rms_eps", rms_eps);

@@ -37,10 +37,12 @@ struct GpuTiling {
   static constexpr int row_split = 2;
   static constexpr int col_split = 2;
   static constexpr bool register_accumulators = true;
-  /// Two warps per row: rows are short-lived teams, so many of them must be resident at once.
-  static constexpr int update_team_size = 64;
+  /// Up to one 8-group unit per thread (rows of up to 32768 weights), so each thread keeps its
+  /// first unit between the row sums and the code update.
+  static constexpr int update_team_size = 1024;
   static constexpr bool small_batch_forward = true;
-  static constexpr std::size_t workspace_bytes = std::size_t(32) << 20;
+  /// Large enough that a big layer is a few chunks (each chunk is two launches).
+  static constexpr std::size_t workspace_bytes = std::size_t(256) << 20;
   static constexpr int threads_per_multiprocessor = 2048;  ///< concurrency() per multiprocessor
   static constexpr int teams_per_multiprocessor = 2;       ///< resident gradient teams (registers)
 

@@ -9,27 +9,47 @@
 namespace TernaryCounter {
 
 template <class ExecSpace>
-UpdateReport update(const ExecSpace& space,
-                    const PackedState<typename ExecSpace::memory_space>& state,
-                    const Kokkos::View<const float**, Kokkos::LayoutRight,
-                                       typename ExecSpace::memory_space>& grad_w,
-                    const UpdateParams& params) {
+void update(const ExecSpace& space, const PackedState<typename ExecSpace::memory_space>& state,
+            const Kokkos::View<const float**, Kokkos::LayoutRight,
+                               typename ExecSpace::memory_space>& grad_w,
+            const UpdateParams& params,
+            const SkippedRowsView<typename ExecSpace::memory_space>& skipped_rows) {
   Kokkos::Profiling::ScopedRegion region("TernaryCounter::update");
   Impl::validate_state("update", state, params);
   Impl::require_extent("update", "grad_w.extent(0)", grad_w.extent(0), "the state's out",
                        state.out());
   Impl::require_extent("update", "grad_w.extent(1)", grad_w.extent(1), "the state's in",
                        state.in());
-  Impl::RowUpdateKernel<ExecSpace> kernel{state.codes, state.scale, state.v, grad_w,
-                                          make_update_constants(params, state.in())};
-  return UpdateReport{kernel.run(space, params.team_size)};
+  Impl::require_allocated("update", "skipped_rows", skipped_rows);
+  Impl::RowUpdateKernel<ExecSpace>::resolve_team_size(space, params.team_size, state.in());
+  Kokkos::deep_copy(space, skipped_rows, std::int64_t(0));
+  Impl::RowUpdateKernel<ExecSpace> kernel{
+      state.codes, state.scale, state.v, grad_w, make_update_constants(params, state.in()),
+      skipped_rows};
+  kernel.enqueue(space, params.team_size);
+}
+
+template <class ExecSpace>
+UpdateReport update(const ExecSpace& space,
+                    const PackedState<typename ExecSpace::memory_space>& state,
+                    const Kokkos::View<const float**, Kokkos::LayoutRight,
+                                       typename ExecSpace::memory_space>& grad_w,
+                    const UpdateParams& params) {
+  const SkippedRowsView<typename ExecSpace::memory_space> skipped(
+      Kokkos::view_alloc(space, "TernaryCounter::update::skipped_rows"));
+  update(space, state, grad_w, params, skipped);
+  return Impl::wait_for_report(space, skipped);
 }
 
 #define TERNARYCOUNTER_INSTANTIATE_UPDATE(SPACE)                                    \
   template UpdateReport update<SPACE>(                                              \
       const SPACE&, const PackedState<SPACE::memory_space>&,                        \
       const Kokkos::View<const float**, Kokkos::LayoutRight, SPACE::memory_space>&, \
-      const UpdateParams&);
+      const UpdateParams&);                                                         \
+  template void update<SPACE>(                                                      \
+      const SPACE&, const PackedState<SPACE::memory_space>&,                        \
+      const Kokkos::View<const float**, Kokkos::LayoutRight, SPACE::memory_space>&, \
+      const UpdateParams&, const SkippedRowsView<SPACE::memory_space>&);
 
 TERNARYCOUNTER_FOR_EACH_EXECUTION_SPACE(TERNARYCOUNTER_INSTANTIATE_UPDATE)
 

@@ -7,19 +7,36 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <cstdint>
 #include <type_traits>
 
 namespace TernaryCounter {
 
+/// Where the asynchronous calls write how many rows they left untouched (a non-finite gradient).
+template <class MemorySpace>
+using SkippedRowsView = Kokkos::View<std::int64_t, MemorySpace>;
+
 /// One update step of every row of `state` from `grad_w` [out, in] on `space`.
 /// Rows whose gradient is not finite are left untouched and counted in the report.
 /// Throws std::invalid_argument (and changes nothing) on bad params or extents.
+/// Blocks until the update is done (it returns the count); see the overload below for one that
+/// does not.
 template <class ExecSpace>
 UpdateReport update(const ExecSpace& space,
                     const PackedState<typename ExecSpace::memory_space>& state,
                     const Kokkos::View<const float**, Kokkos::LayoutRight,
                                        typename ExecSpace::memory_space>& grad_w,
                     const UpdateParams& params);
+
+/// Asynchronous: enqueues the update on `space` and returns at once, without a fence; when the
+/// work is done, `skipped_rows()` holds the number of rows left untouched. Arguments are checked
+/// before anything is enqueued (std::invalid_argument, nothing changed).
+template <class ExecSpace>
+void update(const ExecSpace& space, const PackedState<typename ExecSpace::memory_space>& state,
+            const Kokkos::View<const float**, Kokkos::LayoutRight,
+                               typename ExecSpace::memory_space>& grad_w,
+            const UpdateParams& params,
+            const SkippedRowsView<typename ExecSpace::memory_space>& skipped_rows);
 
 /// The same on the default execution space of the state's memory space.
 template <class MemorySpace>

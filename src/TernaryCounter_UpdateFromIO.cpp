@@ -9,6 +9,8 @@
 #include "impl/TernaryCounter_Validation.hpp"
 
 #include <algorithm>
+#include <stdexcept>
+#include <string>
 
 namespace TernaryCounter {
 
@@ -84,20 +86,25 @@ std::int64_t balanced_chunk_rows(const ExecSpace& space, std::int64_t out, std::
 }  // namespace
 
 template <class ExecSpace>
-std::int64_t from_io_workspace_rows(std::int64_t out, std::int64_t in) {
+std::int64_t from_io_workspace_rows(std::int64_t out, std::int64_t in, std::int64_t budget_bytes) {
   using T = Tiling<ExecSpace>;
+  if (budget_bytes < 0) {
+    throw std::invalid_argument("TernaryCounter::from_io_workspace_rows: budget_bytes = " +
+                                std::to_string(budget_bytes) + " must be >= 0 (0: the default)");
+  }
+  const std::int64_t budget = budget_bytes > 0 ? budget_bytes : std::int64_t(T::workspace_bytes);
   const std::int64_t row_bytes = std::max<std::int64_t>(1, in) * std::int64_t(sizeof(float));
-  const std::int64_t max_rows =
-      std::max<std::int64_t>(T::tile_rows, std::int64_t(T::workspace_bytes) / row_bytes);
+  const std::int64_t max_rows = std::max<std::int64_t>(T::tile_rows, budget / row_bytes);
   return std::max<std::int64_t>(1, balanced_chunk_rows(ExecSpace{}, out, in, max_rows));
 }
 
 template <class ExecSpace>
-UpdateReport update_from_io(
+void update_from_io(
     const ExecSpace& space, const PackedState<typename ExecSpace::memory_space>& state,
     const InputView<typename ExecSpace::memory_space>& x,
     const InputView<typename ExecSpace::memory_space>& grad_out, const UpdateParams& params,
-    const Kokkos::View<float**, Kokkos::LayoutRight, typename ExecSpace::memory_space>& workspace) {
+    const Kokkos::View<float**, Kokkos::LayoutRight, typename ExecSpace::memory_space>& workspace,
+    const SkippedRowsView<typename ExecSpace::memory_space>& skipped_rows) {
   Kokkos::Profiling::ScopedRegion region("TernaryCounter::update_from_io");
   validate_io<ExecSpace>(state, x, grad_out, params);
   Impl::require_extent("update_from_io", "workspace.extent(1)", workspace.extent(1),
@@ -105,11 +112,13 @@ UpdateReport update_from_io(
   if (workspace.extent(0) == 0 && state.out() > 0) {
     throw std::invalid_argument("TernaryCounter::update_from_io: workspace has 0 rows");
   }
+  Impl::require_allocated("update_from_io", "skipped_rows", skipped_rows);
   Impl::RowUpdateKernel<ExecSpace>::resolve_team_size(space, params.team_size, state.in());
   const UpdateConstants k = make_update_constants(params, state.in());
   const std::int64_t out = state.out();
   const std::int64_t chunk = balanced_chunk_rows(space, out, state.in(), workspace.extent(0));
-  UpdateReport report;
+  // Every chunk is enqueued on `space`: the row updates add to one count, nothing waits.
+  Kokkos::deep_copy(space, skipped_rows, std::int64_t(0));
   for (std::int64_t first = 0; first < out; first += chunk) {
     const std::pair<std::int64_t, std::int64_t> rows(first, std::min(out, first + chunk));
     const auto gradient = Kokkos::subview(
@@ -120,10 +129,22 @@ UpdateReport update_from_io(
     UpdateConstants chunk_k = k;
     chunk_k.row_offset = k.row_offset + first;
     const auto part = state.row_range(rows.first, rows.second);
-    Impl::RowUpdateKernel<ExecSpace> row_update{part.codes, part.scale, part.v, gradient, chunk_k};
-    report.skipped_rows += row_update.run(space, params.team_size);
+    Impl::RowUpdateKernel<ExecSpace> row_update{part.codes, part.scale, part.v,
+                                                gradient,   chunk_k,    skipped_rows};
+    row_update.enqueue(space, params.team_size);
   }
-  return report;
+}
+
+template <class ExecSpace>
+UpdateReport update_from_io(
+    const ExecSpace& space, const PackedState<typename ExecSpace::memory_space>& state,
+    const InputView<typename ExecSpace::memory_space>& x,
+    const InputView<typename ExecSpace::memory_space>& grad_out, const UpdateParams& params,
+    const Kokkos::View<float**, Kokkos::LayoutRight, typename ExecSpace::memory_space>& workspace) {
+  const SkippedRowsView<typename ExecSpace::memory_space> skipped(
+      Kokkos::view_alloc(space, "TernaryCounter::update_from_io::skipped_rows"));
+  update_from_io(space, state, x, grad_out, params, workspace, skipped);
+  return Impl::wait_for_report(space, skipped);
 }
 
 template <class ExecSpace>
@@ -136,21 +157,27 @@ UpdateReport update_from_io(const ExecSpace& space,
   const Kokkos::View<float**, Kokkos::LayoutRight, typename ExecSpace::memory_space> workspace(
       Kokkos::view_alloc(space, "TernaryCounter::update_from_io::workspace",
                          Kokkos::WithoutInitializing),
-      from_io_workspace_rows<ExecSpace>(state.out(), state.in()), state.in());
+      from_io_workspace_rows<ExecSpace>(state.out(), state.in(), params.workspace_bytes),
+      state.in());
   return update_from_io(space, state, x, grad_out, params, workspace);
 }
 
-#define TERNARYCOUNTER_INSTANTIATE_UPDATE_FROM_IO(SPACE)                            \
-  template std::int64_t from_io_workspace_rows<SPACE>(std::int64_t, std::int64_t);  \
-  template UpdateReport update_from_io<SPACE>(                                      \
-      const SPACE&, const PackedState<SPACE::memory_space>&,                        \
-      const InputView<SPACE::memory_space>&, const InputView<SPACE::memory_space>&, \
-      const UpdateParams&);                                                         \
-  template UpdateReport update_from_io<SPACE>(                                      \
-      const SPACE&, const PackedState<SPACE::memory_space>&,                        \
-      const InputView<SPACE::memory_space>&, const InputView<SPACE::memory_space>&, \
-      const UpdateParams&,                                                          \
-      const Kokkos::View<float**, Kokkos::LayoutRight, SPACE::memory_space>&);
+#define TERNARYCOUNTER_INSTANTIATE_UPDATE_FROM_IO(SPACE)                                           \
+  template std::int64_t from_io_workspace_rows<SPACE>(std::int64_t, std::int64_t, std::int64_t);   \
+  template UpdateReport update_from_io<SPACE>(                                                     \
+      const SPACE&, const PackedState<SPACE::memory_space>&,                                       \
+      const InputView<SPACE::memory_space>&, const InputView<SPACE::memory_space>&,                \
+      const UpdateParams&);                                                                        \
+  template UpdateReport update_from_io<SPACE>(                                                     \
+      const SPACE&, const PackedState<SPACE::memory_space>&,                                       \
+      const InputView<SPACE::memory_space>&, const InputView<SPACE::memory_space>&,                \
+      const UpdateParams&,                                                                         \
+      const Kokkos::View<float**, Kokkos::LayoutRight, SPACE::memory_space>&);                     \
+  template void update_from_io<SPACE>(                                                             \
+      const SPACE&, const PackedState<SPACE::memory_space>&,                                       \
+      const InputView<SPACE::memory_space>&, const InputView<SPACE::memory_space>&,                \
+      const UpdateParams&, const Kokkos::View<float**, Kokkos::LayoutRight, SPACE::memory_space>&, \
+      const SkippedRowsView<SPACE::memory_space>&);
 
 TERNARYCOUNTER_FOR_EACH_EXECUTION_SPACE(TERNARYCOUNTER_INSTANTIATE_UPDATE_FROM_IO)
 

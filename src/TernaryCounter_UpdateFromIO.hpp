@@ -4,6 +4,7 @@
 
 #include "TernaryCounter_PackedState.hpp"
 #include "TernaryCounter_Params.hpp"
+#include "TernaryCounter_Update.hpp"
 #include "impl/TernaryCounter_ViewTypes.hpp"
 
 #include <Kokkos_Core.hpp>
@@ -16,16 +17,19 @@ namespace TernaryCounter {
 template <class MemorySpace>
 using InputView = Kokkos::View<const float**, Kokkos::LayoutRight, MemorySpace>;
 
-/// Gradient rows update_from_io works on at once when it allocates its own workspace:
-/// about Tiling<ExecSpace>::workspace_bytes / (4 in) rows, a multiple of the tile rows, at most
-/// `out`. The workspace is rows * in * 4 bytes.
+/// Gradient rows update_from_io works on at once for a workspace budget of `budget_bytes`
+/// (0 = the backend's default, Tiling<ExecSpace>::workspace_bytes: 256 MiB on GPUs, 8 MiB on
+/// host backends): about budget / (4 in) rows, whole tiles, at most `out`, at least one tile row.
+/// The workspace is rows * in * 4 bytes.
 template <class ExecSpace>
-std::int64_t from_io_workspace_rows(std::int64_t out, std::int64_t in);
+std::int64_t from_io_workspace_rows(std::int64_t out, std::int64_t in,
+                                    std::int64_t budget_bytes = 0);
 
 /// One update step of every row of `state` from the layer inputs `x` [M, in] and output
-/// gradients `grad_out` [M, out] on `space`, with a workspace of workspace_rows(out, in) rows
-/// allocated for the call. Non-finite rows are skipped and counted. Throws
-/// std::invalid_argument (and changes nothing) on bad params or extents.
+/// gradients `grad_out` [M, out] on `space`, with a workspace of
+/// from_io_workspace_rows(out, in, params.workspace_bytes) rows allocated for the call.
+/// Non-finite rows are skipped and counted. Throws std::invalid_argument (and changes nothing)
+/// on bad params or extents. Blocks until the update is done.
 template <class ExecSpace>
 UpdateReport update_from_io(const ExecSpace& space,
                             const PackedState<typename ExecSpace::memory_space>& state,
@@ -34,13 +38,25 @@ UpdateReport update_from_io(const ExecSpace& space,
                             const UpdateParams& params);
 
 /// The same with a caller-owned workspace [rows >= 1, in]: rows are processed in chunks of
-/// workspace.extent(0) (keep it across calls to avoid an allocation per step).
+/// workspace.extent(0) (keep it across calls to avoid an allocation per step). Blocks.
 template <class ExecSpace>
 UpdateReport update_from_io(
     const ExecSpace& space, const PackedState<typename ExecSpace::memory_space>& state,
     const InputView<typename ExecSpace::memory_space>& x,
     const InputView<typename ExecSpace::memory_space>& grad_out, const UpdateParams& params,
     const Kokkos::View<float**, Kokkos::LayoutRight, typename ExecSpace::memory_space>& workspace);
+
+/// Asynchronous, with a caller-owned workspace: enqueues every chunk on `space` and returns at
+/// once, without a fence; when the work is done, `skipped_rows()` holds the number of rows left
+/// untouched. The workspace must not be reused before then. Arguments are checked before
+/// anything is enqueued (std::invalid_argument, nothing changed).
+template <class ExecSpace>
+void update_from_io(
+    const ExecSpace& space, const PackedState<typename ExecSpace::memory_space>& state,
+    const InputView<typename ExecSpace::memory_space>& x,
+    const InputView<typename ExecSpace::memory_space>& grad_out, const UpdateParams& params,
+    const Kokkos::View<float**, Kokkos::LayoutRight, typename ExecSpace::memory_space>& workspace,
+    const SkippedRowsView<typename ExecSpace::memory_space>& skipped_rows);
 
 /// update_from_io on the default execution space of the state's memory space.
 template <class MemorySpace>

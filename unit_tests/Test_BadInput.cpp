@@ -93,6 +93,7 @@ TEST(BadInput, EachParamsFieldIsValidated) {
       {"clip", [](UpdateParams& p) { p.clip = 1e-50; }},
       {"row_offset", [](UpdateParams& p) { p.row_offset = -3; }},
       {"team_size", [](UpdateParams& p) { p.team_size = -2; }},
+      {"workspace_bytes", [](UpdateParams& p) { p.workspace_bytes = -1; }},
   };
   // Valid edge values are accepted.
   {
@@ -158,6 +159,17 @@ TEST(BadInput, UpdateFromIoExtents) {
                   {kIn + 8, kIn});
   expect_rejected(f, [&] { update_from_io(ExecSpace{}, f.state, f.x, f.grad_out, p, ws_rows); },
                   {0});
+}
+
+TEST(BadInput, AsynchronousCallsNeedACountView) {
+  const Fixture f;
+  const DeviceMatrix ws("ws", 4, kIn);
+  const SkippedRowsView<MemSpace> none;
+  expect_rejected(
+      f, [&] { update(ExecSpace{}, f.state, f.grad_w, f.params, none); }, {}, "skipped_rows");
+  expect_rejected(
+      f, [&] { update_from_io(ExecSpace{}, f.state, f.x, f.grad_out, f.params, ws, none); }, {},
+      "skipped_rows");
 }
 
 TEST(BadInput, CounterDepthMismatch) {
@@ -315,11 +327,14 @@ TEST(NonFinite, SkipsAreCountedAcrossRowSplitsAndTeamSizes) {
   const Result want = run_reference(c);
   ASSERT_EQ(want.skipped, 2);
   for (int team_size : valid_team_sizes(c.in)) {
-    RunOptions opt;
-    opt.team_size = team_size;
-    opt.rows_per_call = 7;
-    SCOPED_TRACE(describe(opt));
-    EXPECT_TRUE(bit_exact(run_case(c, opt), want));
+    for (bool asynchronous : {false, true}) {
+      RunOptions opt;
+      opt.team_size = team_size;
+      opt.rows_per_call = 7;
+      opt.asynchronous = asynchronous;
+      SCOPED_TRACE(describe(opt));
+      EXPECT_TRUE(bit_exact(run_case(c, opt), want));
+    }
   }
 }
 

@@ -124,12 +124,13 @@ struct RunOptions {
   int team_size = 0;                ///< UpdateParams::team_size
   std::int64_t rows_per_call = 0;   ///< rows per update call (0 = all rows in one call)
   std::int64_t workspace_rows = 0;  ///< from_io: caller workspace rows (0 = library's choice)
+  bool asynchronous = false;  ///< the overloads that only enqueue: no fence until all calls ran
 };
 
 inline std::string describe(const RunOptions& o) {
   std::ostringstream s;
   s << "team_size=" << o.team_size << " rows_per_call=" << o.rows_per_call
-    << " workspace_rows=" << o.workspace_rows;
+    << " workspace_rows=" << o.workspace_rows << (o.asynchronous ? " asynchronous" : "");
   return s.str();
 }
 
@@ -147,19 +148,29 @@ inline Result run_case(const Case& c, const RunOptions& opt = {}) {
   } else {
     x = to_device(c.x, M, in, "TernaryCounter::test::x");
   }
+  const ExecSpace space;
+  const std::int64_t calls = (std::max<std::int64_t>(out, 1) + step - 1) / step;
+  // The asynchronous calls write each count to their own element; one fence at the end. What
+  // they read (gradients, workspaces) is kept alive until then.
+  const Kokkos::View<std::int64_t*, MemSpace> counts("TernaryCounter::test::skipped_rows", calls);
+  std::vector<DeviceMatrix> keep;
   std::int64_t skipped = 0;
-  for (std::int64_t first = 0; first < std::max<std::int64_t>(out, 1); first += step) {
+  for (std::int64_t first = 0, call = 0; first < std::max<std::int64_t>(out, 1);
+       first += step, ++call) {
     const std::int64_t last = std::min(out, first + step);
     UpdateParams p = c.params;
     p.team_size = opt.team_size;
     p.row_offset = first;
     const DeviceState part = state.row_range(first, last);
+    const SkippedRowsView<MemSpace> count = Kokkos::subview(counts, call);
     if (dense) {
-      skipped += update(ExecSpace{}, part,
-                        Kokkos::subview(grad_w, std::pair<std::int64_t, std::int64_t>(first, last),
-                                        Kokkos::ALL),
-                        p)
-                     .skipped_rows;
+      const auto g =
+          Kokkos::subview(grad_w, std::pair<std::int64_t, std::int64_t>(first, last), Kokkos::ALL);
+      if (opt.asynchronous) {
+        update(space, part, g, p, count);
+      } else {
+        skipped += update(space, part, g, p).skipped_rows;
+      }
       continue;
     }
     // The split's grad_out columns as a contiguous [M, rows] matrix.
@@ -169,12 +180,22 @@ inline Result run_case(const Case& c, const RunOptions& opt = {}) {
         g[m * (last - first) + (o - first)] = c.grad_out[m * out + o];
     }
     const DeviceMatrix grad_out = to_device(g, M, last - first, "TernaryCounter::test::grad_out");
-    if (opt.workspace_rows > 0) {
-      const DeviceMatrix workspace("TernaryCounter::test::workspace", opt.workspace_rows, in);
-      skipped += update_from_io(ExecSpace{}, part, x, grad_out, p, workspace).skipped_rows;
+    const std::int64_t ws_rows = opt.workspace_rows > 0
+                                     ? opt.workspace_rows
+                                     : from_io_workspace_rows<ExecSpace>(last - first, in);
+    const DeviceMatrix workspace("TernaryCounter::test::workspace", ws_rows, in);
+    if (opt.asynchronous) {
+      update_from_io(space, part, x, grad_out, p, workspace, count);
+      keep.insert(keep.end(), {grad_out, workspace});
+    } else if (opt.workspace_rows > 0) {
+      skipped += update_from_io(space, part, x, grad_out, p, workspace).skipped_rows;
     } else {
-      skipped += update_from_io(ExecSpace{}, part, x, grad_out, p).skipped_rows;
+      skipped += update_from_io(space, part, x, grad_out, p).skipped_rows;
     }
+  }
+  if (opt.asynchronous) {
+    const auto host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, counts);
+    for (std::int64_t k = 0; k < calls; ++k) skipped += host(k);
   }
   return Conformance::result_of(to_host(state), skipped);
 }

@@ -75,6 +75,14 @@ TEST_P(RowSplits, SameBitsForEveryTeamSizeAndSplit) {
       EXPECT_TRUE(bit_exact(run_case(c, opt), want));
     }
   }
+  // The asynchronous overloads: every split's calls enqueued before one fence.
+  for (std::int64_t rows : splits) {
+    RunOptions opt;
+    opt.rows_per_call = rows;
+    opt.asynchronous = true;
+    SCOPED_TRACE(describe(opt));
+    EXPECT_TRUE(bit_exact(run_case(c, opt), want));
+  }
 }
 
 class FromIoWorkspace : public RowSplits {};

@@ -23,16 +23,31 @@ template <class ExecSpace>
 struct RowUpdateKernel {
   using memory_space = typename ExecSpace::memory_space;
   using policy_type = Kokkos::TeamPolicy<ExecSpace>;
+  /// For team sizes the default register budget cannot launch (e.g. 1024 on CUDA): the compiler
+  /// is told to fit 1024 threads, at the price of registers every other launch keeps.
+  using wide_policy_type = Kokkos::TeamPolicy<ExecSpace, Kokkos::LaunchBounds<1024, 1>>;
   using member_type = typename policy_type::member_type;
   using LanePartial = RowMath::LanePartial;
+  static constexpr int unit_groups = RowMath::group_strides_per_block;
 
   Kokkos::View<std::uint8_t**, Kokkos::LayoutRight, memory_space> codes;
   Kokkos::View<float*, memory_space> scale;
   Kokkos::View<float*, memory_space> v;
   Kokkos::View<const float**, Kokkos::LayoutRight, memory_space> grad;
-  UpdateConstants k;          ///< k.row_offset is the global index of row 0 of these views
+  UpdateConstants k;  ///< k.row_offset is the global index of row 0 of these views
+  /// Rows skipped, added to atomically (rare) instead of a reduction the host would wait for.
+  Kokkos::View<std::int64_t, memory_space> skipped;
   bool vector_loads = false;  ///< the gradient's rows are 16-byte aligned
   int scratch_level = 0;
+
+  /// A unit's gradient and code words. All loads are issued before any use, and a thread's
+  /// first unit stays in the thread between the row sums and the code update: on GPUs, where a
+  /// row has about one unit per thread, the gradient and the codes are read once.
+  struct Unit {
+    float g[unit_groups][codes_per_group];
+    std::uint32_t word[unit_groups];
+    int count = 0;  ///< groups of the unit inside the row (the last block may be partial)
+  };
 
   KOKKOS_INLINE_FUNCTION std::int64_t blocks() const { return RowMath::sum_block_count(k.in); }
   KOKKOS_INLINE_FUNCTION std::int64_t units() const {
@@ -43,49 +58,77 @@ struct RowUpdateKernel {
     return sizeof(LanePartial) * std::size_t(RowMath::sum_block_count(in) * RowMath::sum_lanes);
   }
 
-  KOKKOS_INLINE_FUNCTION void load_gradient(std::int64_t row, std::int64_t group,
-                                            float (&g)[4]) const {
-    const float* p = &grad(row, codes_per_group * group);
-    if (vector_loads) {
-      const Float4 q = *reinterpret_cast<const Float4*>(p);
-      for (int j = 0; j < 4; ++j) g[j] = q.v[j];
-    } else {
-      for (int j = 0; j < 4; ++j) g[j] = p[j];
-    }
+  /// Group r of unit u: b*64 + s + 8r, the groups holding the chains of lanes 4s..4s+3 of
+  /// block b in ascending chain order.
+  KOKKOS_INLINE_FUNCTION static std::int64_t unit_group(std::int64_t u, int r) {
+    return (u / unit_groups) * RowMath::groups_per_block + u % unit_groups +
+           std::int64_t(r) * unit_groups;
   }
 
-  /// Calls f(group) for the groups of unit u in ascending chain order.
-  template <class F>
-  KOKKOS_INLINE_FUNCTION void for_unit_groups(std::int64_t u, const F& f) const {
+  KOKKOS_INLINE_FUNCTION void load_unit(std::int64_t row, std::int64_t u, Unit& d) const {
     const std::int64_t groups = k.in / codes_per_group;
-    const std::int64_t b = u / RowMath::group_strides_per_block;
-    const std::int64_t s = u % RowMath::group_strides_per_block;
-    for (int r = 0; r < RowMath::group_strides_per_block; ++r) {
-      const std::int64_t group =
-          b * RowMath::groups_per_block + s + std::int64_t(r) * RowMath::group_strides_per_block;
-      if (group >= groups) break;
-      f(group);
+    const std::int64_t first = unit_group(u, 0);
+    d.count =
+        first >= groups ? 0 : int(Kokkos::min<std::int64_t>(unit_groups, (groups - first + 7) / 8));
+    for (int r = 0; r < unit_groups; ++r) {
+      if (r >= d.count) break;
+      const std::int64_t group = unit_group(u, r);
+      const float* p = &grad(row, codes_per_group * group);
+      if (vector_loads) {
+        const Float4 q = *reinterpret_cast<const Float4*>(p);
+        for (int j = 0; j < codes_per_group; ++j) d.g[r][j] = q.v[j];
+      } else {
+        for (int j = 0; j < codes_per_group; ++j) d.g[r][j] = p[j];
+      }
+      d.word[r] = load_group(&codes(row, bytes_per_group * group));
     }
   }
 
-  KOKKOS_FUNCTION void operator()(const member_type& team, std::int64_t& skipped) const {
+  /// Step 2 for one unit: its 4 lane chains, written to the block's lane partials.
+  KOKKOS_INLINE_FUNCTION void sum_unit(std::int64_t u, const Unit& d, LanePartial* partial) const {
+    LanePartial p[codes_per_group] = {};
+    for (int r = 0; r < d.count; ++r) RowMath::accumulate_group(p, d.g[r], d.word[r], k.C);
+    const std::int64_t lane0 = (u / unit_groups) * RowMath::sum_lanes + 4 * (u % unit_groups);
+    for (int pos = 0; pos < codes_per_group; ++pos) partial[lane0 + pos] = p[pos];
+  }
+
+  /// Steps 9-10 for one unit, a group (4 weights, 3 bytes) at a time. Element indices are taken
+  /// mod 2^32, so the row's base is reduced once.
+  KOKKOS_INLINE_FUNCTION void update_unit(std::int64_t row, std::int64_t u, const Unit& d,
+                                          const RowMath::RowScalars& rs) const {
+    const std::uint32_t row_base = element_index(k.row_offset + row, k.in, 0);
+    for (int r = 0; r < d.count; ++r) {
+      const std::int64_t group = unit_group(u, r);
+      int next[codes_per_group];
+      for (int pos = 0; pos < codes_per_group; ++pos) {
+        const std::int64_t i = codes_per_group * group + pos;
+        const float u01 = uniform01(k.seed, row_base + std::uint32_t(i));
+        next[pos] = RowMath::updated_code(k, rs, group_code(d.word[r], pos), d.g[r][pos], u01);
+      }
+      store_group(make_group(next[0], next[1], next[2], next[3]),
+                  &codes(row, bytes_per_group * group));
+    }
+  }
+
+  KOKKOS_FUNCTION void operator()(const member_type& team) const {
     const std::int64_t row = team.league_rank();
+    const std::int64_t n = units();
+    const int rank = team.team_rank(), size = team.team_size();
     auto* partial =
         static_cast<LanePartial*>(team.team_scratch(scratch_level).get_shmem(scratch_bytes(k.in)));
 
     // Step 2: every lane chain of the row, then per block the fixed fold, then the blocks in
     // ascending order.
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, units()), [&](std::int64_t u) {
-      LanePartial p[4] = {};
-      for_unit_groups(u, [&](std::int64_t group) {
-        float g[4];
-        load_gradient(row, group, g);
-        RowMath::accumulate_group(p, g, load_group(&codes(row, bytes_per_group * group)), k.C);
-      });
-      const std::int64_t lane0 = (u / RowMath::group_strides_per_block) * RowMath::sum_lanes +
-                                 4 * (u % RowMath::group_strides_per_block);
-      for (int pos = 0; pos < 4; ++pos) partial[lane0 + pos] = p[pos];
-    });
+    Unit kept;
+    if (rank < n) {
+      load_unit(row, rank, kept);
+      sum_unit(rank, kept, partial);
+    }
+    for (std::int64_t u = rank + size; u < n; u += size) {
+      Unit d;
+      load_unit(row, u, d);
+      sum_unit(u, d, partial);
+    }
     team.team_barrier();
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, blocks()), [&](std::int64_t b) {
       RowMath::fold_lanes(partial + b * RowMath::sum_lanes);
@@ -105,28 +148,17 @@ struct RowUpdateKernel {
         },
         rs);
     if (rs.skip) {
-      if (team.team_rank() == 0) skipped += 1;
+      if (rank == 0) Kokkos::atomic_add(&skipped(), std::int64_t(1));
       return;
     }
 
-    // Steps 9-10, a group (4 weights, 3 bytes) at a time.
-    // Element indices are taken mod 2^32, so the row's base can be reduced once.
-    const std::uint32_t row_base = element_index(k.row_offset + row, k.in, 0);
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, units()), [&](std::int64_t u) {
-      for_unit_groups(u, [&](std::int64_t group) {
-        std::uint8_t* bytes = &codes(row, bytes_per_group * group);
-        const std::uint32_t word = load_group(bytes);
-        float g[4];
-        load_gradient(row, group, g);
-        int next[codes_per_group];
-        for (int pos = 0; pos < codes_per_group; ++pos) {
-          const std::int64_t i = codes_per_group * group + pos;
-          const float u01 = uniform01(k.seed, row_base + std::uint32_t(i));
-          next[pos] = RowMath::updated_code(k, rs, group_code(word, pos), g[pos], u01);
-        }
-        store_group(make_group(next[0], next[1], next[2], next[3]), bytes);
-      });
-    });
+    // Steps 9-10: the kept unit as loaded, any others read again.
+    if (rank < n) update_unit(row, rank, kept, rs);
+    for (std::int64_t u = rank + size; u < n; u += size) {
+      Unit d;
+      load_unit(row, u, d);
+      update_unit(row, u, d, rs);
+    }
 
     // Step 11.
     Kokkos::single(Kokkos::PerTeam(team), [&]() {
@@ -135,44 +167,54 @@ struct RowUpdateKernel {
     });
   }
 
+  static int team_size_max(const ExecSpace& space, bool wide) {
+    const RowUpdateKernel kernel{};
+    return wide ? wide_policy_type(space, 1, Kokkos::AUTO)
+                      .team_size_max(kernel, Kokkos::ParallelForTag())
+                : policy_type(space, 1, Kokkos::AUTO)
+                      .team_size_max(kernel, Kokkos::ParallelForTag());
+  }
+
   /// Threads per row for a requested count (0 = the backend's choice for rows of width `in`);
   /// throws std::invalid_argument if the backend cannot run it. Callers check before changing
   /// anything.
   static int resolve_team_size(const ExecSpace& space, int requested, std::int64_t in) {
-    int team_size = requested;
-    if (team_size == 0) {
-      // One unit per thread up to the backend's preferred size, whole warps on GPUs.
+    const int normal_max = team_size_max(space, false);
+    if (requested == 0) {
+      // One unit per thread up to the backend's largest choice, whole warps on GPUs.
       const std::int64_t units = RowMath::sum_block_count(in) * RowMath::group_strides_per_block;
-      team_size =
-          int(Kokkos::min<std::int64_t>(Tiling<ExecSpace>::update_team_size,
-                                        Kokkos::max<std::int64_t>(1, (units + 31) / 32 * 32)));
+      return int(Kokkos::min<std::int64_t>(
+          Kokkos::min<std::int64_t>(Tiling<ExecSpace>::update_team_size, normal_max),
+          Kokkos::max<std::int64_t>(1, (units + 31) / 32 * 32)));
     }
-    const auto policy = policy_type(space, 1, Kokkos::AUTO);
-    const int team_size_max = policy.team_size_max(RowUpdateKernel{}, Kokkos::ParallelReduceTag());
-    if (team_size > team_size_max) {
-      throw std::invalid_argument("TernaryCounter: team_size = " + std::to_string(team_size) +
-                                  " exceeds this backend's maximum of " +
-                                  std::to_string(team_size_max));
+    const int largest = Kokkos::max(normal_max, team_size_max(space, true));
+    if (requested > largest) {
+      throw std::invalid_argument("TernaryCounter: team_size = " + std::to_string(requested) +
+                                  " exceeds this backend's maximum of " + std::to_string(largest));
     }
-    return team_size;
+    return requested;
   }
 
-  /// Runs the update on all rows of the views with `requested_team_size` threads per row
-  /// (0 = the backend's default); returns the number of skipped rows.
-  std::int64_t run(const ExecSpace& space, int requested_team_size) const {
+  /// Enqueues the update of all rows of the views on `space` with `requested_team_size` threads
+  /// per row (0 = the backend's default); skipped rows are added to `skipped`. Does not wait.
+  void enqueue(const ExecSpace& space, int requested_team_size) const {
     const std::int64_t rows = codes.extent(0);
     const int team_size = resolve_team_size(space, requested_team_size, k.in);
-    if (rows == 0) return 0;
+    if (rows == 0) return;
     RowUpdateKernel kernel = *this;
     kernel.vector_loads =
         reinterpret_cast<std::uintptr_t>(grad.data()) % 16 == 0 && grad.stride(0) % 4 == 0;
     const std::size_t bytes = scratch_bytes(k.in);
-    auto policy = policy_type(space, rows, team_size);
-    kernel.scratch_level = bytes <= std::size_t(policy.scratch_size_max(0)) ? 0 : 1;
-    policy.set_scratch_size(kernel.scratch_level, Kokkos::PerTeam(bytes));
-    std::int64_t skipped = 0;
-    Kokkos::parallel_reduce("TernaryCounter::row_update", policy, kernel, skipped);
-    return skipped;
+    const auto launch = [&](auto policy) {
+      kernel.scratch_level = bytes <= std::size_t(policy.scratch_size_max(0)) ? 0 : 1;
+      policy.set_scratch_size(kernel.scratch_level, Kokkos::PerTeam(bytes));
+      Kokkos::parallel_for("TernaryCounter::row_update", policy, kernel);
+    };
+    if (team_size <= team_size_max(space, false)) {
+      launch(policy_type(space, rows, team_size));
+    } else {
+      launch(wide_policy_type(space, rows, team_size));
+    }
   }
 };
 

@@ -4,6 +4,8 @@
 #include "TernaryCounter_PackedState.hpp"
 #include "TernaryCounter_Params.hpp"
 
+#include <Kokkos_Core.hpp>
+
 #include <cstdint>
 #include <sstream>
 #include <stdexcept>
@@ -36,6 +38,26 @@ void validate_state(const char* call, const PackedState<MemorySpace>& state,
                  state.out());
   require_extent(call, "state.v.extent(0)", state.v.extent(0), "the state's out", state.out());
   require_extent(call, "params.C", params.C, "state.C", state.C);
+}
+
+/// An output View of the asynchronous calls was allocated.
+template <class View>
+void require_allocated(const char* call, const char* what, const View& view) {
+  if (view.data() != nullptr) return;
+  throw std::invalid_argument(std::string("TernaryCounter::") + call + ": " + what +
+                              " is not allocated");
+}
+
+/// What a blocking call returns: waits for `space` and reads the count back.
+template <class ExecSpace>
+UpdateReport wait_for_report(
+    const ExecSpace& space,
+    const Kokkos::View<std::int64_t, typename ExecSpace::memory_space>& skipped_rows) {
+  UpdateReport report;
+  Kokkos::View<std::int64_t, Kokkos::HostSpace> host(&report.skipped_rows);
+  Kokkos::deep_copy(space, host, skipped_rows);
+  space.fence("TernaryCounter: the blocking call's result");
+  return report;
 }
 
 }  // namespace TernaryCounter::Impl
