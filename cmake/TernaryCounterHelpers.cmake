@@ -17,25 +17,13 @@ function(ternarycounter_deterministic_flags target)
 endfunction()
 
 # ternarycounter_add_mpi_test(NAME name RANKS n COMMAND exe args...): a test run by mpirun on n
-# ranks. Open MPI needs --oversubscribe for more ranks than cores, and permission to run as
-# root (CI containers); one OpenMP thread per rank keeps oversubscribed ranks from spinning.
+# ranks with TernaryCounter_MPIEXEC_FLAGS. Open MPI needs permission to run as root (CI
+# containers); one OpenMP thread per rank keeps oversubscribed ranks from spinning.
 function(ternarycounter_add_mpi_test)
   cmake_parse_arguments(PARSE_ARGV 0 arg "" "NAME;RANKS" "COMMAND")
-  set(flags ${MPIEXEC_PREFLAGS})
-  if(NOT DEFINED TernaryCounter_MPIEXEC_IS_OPENMPI)
-    execute_process(COMMAND ${MPIEXEC_EXECUTABLE} --version OUTPUT_VARIABLE version
-                    ERROR_QUIET RESULT_VARIABLE rc)
-    if(rc EQUAL 0 AND version MATCHES "Open MPI|OpenRTE")
-      set(TernaryCounter_MPIEXEC_IS_OPENMPI ON CACHE INTERNAL "")
-    else()
-      set(TernaryCounter_MPIEXEC_IS_OPENMPI OFF CACHE INTERNAL "")
-    endif()
-  endif()
-  if(TernaryCounter_MPIEXEC_IS_OPENMPI)
-    list(APPEND flags --oversubscribe)
-  endif()
   add_test(NAME ${arg_NAME}
-           COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${arg_RANKS} ${flags}
+           COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${arg_RANKS}
+                   ${TernaryCounter_MPIEXEC_FLAGS}
                    ${arg_COMMAND})
   set_tests_properties(${arg_NAME} PROPERTIES
     PROCESSORS ${arg_RANKS} LABELS mpi

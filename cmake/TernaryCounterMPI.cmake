@@ -37,3 +37,13 @@ elseif(TernaryCounter_ENABLE_MPI)
 else()
   message(STATUS "TernaryCounter: no MPI: TernaryCounter::Distributed is not built")
 endif()
+
+# The tests' mpirun flags: Open MPI refuses more ranks than cores without --oversubscribe.
+if(TernaryCounter_ENABLE_MPI)
+  set(TernaryCounter_MPIEXEC_FLAGS ${MPIEXEC_PREFLAGS})
+  execute_process(COMMAND ${MPIEXEC_EXECUTABLE} --version OUTPUT_VARIABLE _tc_mpiexec_version
+                  ERROR_QUIET RESULT_VARIABLE _tc_rc)
+  if(_tc_rc EQUAL 0 AND _tc_mpiexec_version MATCHES "Open MPI|OpenRTE")
+    list(APPEND TernaryCounter_MPIEXEC_FLAGS --oversubscribe)
+  endif()
+endif()
