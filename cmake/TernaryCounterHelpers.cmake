@@ -15,3 +15,17 @@ function(ternarycounter_deterministic_flags target)
                                              --prec-sqrt=true)
   endif()
 endfunction()
+
+# ternarycounter_add_mpi_test(NAME name RANKS n COMMAND exe args...): a test run by mpirun on n
+# ranks with TernaryCounter_MPIEXEC_FLAGS. Open MPI needs permission to run as root (CI
+# containers); one OpenMP thread per rank keeps oversubscribed ranks from spinning.
+function(ternarycounter_add_mpi_test)
+  cmake_parse_arguments(PARSE_ARGV 0 arg "" "NAME;RANKS" "COMMAND")
+  add_test(NAME ${arg_NAME}
+           COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${arg_RANKS}
+                   ${TernaryCounter_MPIEXEC_FLAGS}
+                   ${arg_COMMAND})
+  set_tests_properties(${arg_NAME} PROPERTIES
+    PROCESSORS ${arg_RANKS} LABELS mpi
+    ENVIRONMENT "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1;OMP_PROC_BIND=false;OMP_NUM_THREADS=1")
+endfunction()

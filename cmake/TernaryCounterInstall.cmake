@@ -4,6 +4,15 @@ include(CMakePackageConfigHelpers)
 
 install(TARGETS ternarycounter EXPORT TernaryCounterTargets
         FILE_SET HEADERS DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+if(TernaryCounter_ENABLE_MPI)
+  install(TARGETS ternarycounter_distributed EXPORT TernaryCounterTargets
+          FILE_SET HEADERS DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+endif()
+if(TernaryCounter_ENABLE_NCCL)
+  # The config recreates NCCL::NCCL with the same search.
+  install(FILES ${CMAKE_CURRENT_LIST_DIR}/TernaryCounterFindNCCL.cmake
+          DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/TernaryCounter)
+endif()
 install(EXPORT TernaryCounterTargets NAMESPACE TernaryCounter::
         DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/TernaryCounter)
 configure_package_config_file(

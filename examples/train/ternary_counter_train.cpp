@@ -8,6 +8,7 @@
 // fixed order, so every backend prints the same numbers.
 #include <TernaryCounter.hpp>
 #include <TernaryCounter_CommandLine.hpp>
+#include <TernaryCounter_DataParallel.hpp>
 
 #include <Kokkos_Core.hpp>
 
@@ -23,6 +24,7 @@
 namespace {
 
 using namespace TernaryCounter;
+using Examples::Processes;
 
 struct Options {
   std::int64_t steps = 1200;
@@ -166,21 +168,29 @@ class Trainer {
     }
   };
 
-  explicit Trainer(const Options& o)
+  // Data parallel: every rank makes the whole data and trains on its block of each batch.
+  Trainer(const Options& o, const Processes& processes)
       : o_(o),
+        processes_(processes),
         teacher1_("teacher1", o.teacher_hidden, o.in, params().C),
         teacher2_("teacher2", o.classes, o.teacher_hidden, params().C),
-        layer1_(space_, "layer1", o.hidden, o.in, params(), derive(o.seed, 3)),
-        layer2_(space_, "layer2", o.classes, o.hidden, params(), derive(o.seed, 4)),
-        batch_(o, o.batch),
-        eval_(o, o.eval),
+        layer1_(processes, space_, "layer1", o.hidden, o.in, params(), derive(o.seed, 3)),
+        layer2_(processes, space_, "layer2", o.classes, o.hidden, params(), derive(o.seed, 4)),
+        batch_(o, local(o.batch)),
+        eval_(o, local(o.eval)),
+        eval_data_(o, o.eval, false),
         data_(o, data_steps * o.batch, false) {
     // Unit-variance pre-activations at init: W = scale * t with 2/3 of t non-zero.
     randomize_ternary(teacher1_, derive(o.seed, 1), init_scale(o.in, 1.0));
     randomize_ternary(teacher2_, derive(o.seed, 2), init_scale(o.teacher_hidden, 0.5));
     randomize_ternary(layer1_.state(), derive(o.seed, 5), init_scale(o.in, 1.0));
     randomize_ternary(layer2_.state(), derive(o.seed, 6), init_scale(o.hidden, 0.5));
-    make_data(eval_, 0xFFFFFFFFu, o.eval);
+    make_data(eval_data_, 0xFFFFFFFFu, o.eval);
+  }
+
+  std::int64_t local(std::int64_t n) const {
+    const auto [first, last] = processes_.block(n);
+    return last - first;
   }
 
   static UpdateParams params() {
@@ -191,8 +201,8 @@ class Trainer {
     return p;
   }
 
-  TernaryLinear<ExecSpace>& layer1() { return layer1_; }
-  TernaryLinear<ExecSpace>& layer2() { return layer2_; }
+  Examples::Layer<ExecSpace>& layer1() { return layer1_; }
+  Examples::Layer<ExecSpace>& layer2() { return layer2_; }
   std::int64_t step() const { return layer1_.step(); }
 
   /// One training step; returns the number of ternary values that changed.
@@ -205,11 +215,12 @@ class Trainer {
       make_data(data_, std::uint32_t(s), B);
       data_first_ = s;
     }
-    const std::pair<std::int64_t, std::int64_t> rows((s - data_first_) * B,
-                                                     (s - data_first_ + 1) * B);
+    const auto [first, last] = processes_.block(B);
+    const std::pair<std::int64_t, std::int64_t> rows((s - data_first_) * B + first,
+                                                     (s - data_first_) * B + last);
     b.x = Kokkos::subview(data_.x, rows, Kokkos::ALL);
     b.labels = Kokkos::subview(data_.labels, rows);
-    forward_loss(b);
+    forward_loss(b, B);
     layer2_.backward_input(b.grad_logits, b.grad_h);
     relu_backward(b.pre, b.grad_h);  // grad_h becomes the gradient of the pre-activations
     save_codes();
@@ -218,17 +229,18 @@ class Trainer {
     return count_flips();
   }
 
-  /// Mean loss and accuracy on the evaluation set, summed on the host in sample order.
+  /// Mean loss and accuracy on the evaluation set, summed on the host in sample order (each
+  /// rank evaluates its block; the per-sample values are gathered in global order).
   std::pair<double, double> evaluate() {
-    forward_loss(eval_);
+    const auto rows = processes_.block(o_.eval);
+    eval_.x = Kokkos::subview(eval_data_.x, rows, Kokkos::ALL);
+    eval_.labels = Kokkos::subview(eval_data_.labels, rows);
+    forward_loss(eval_, o_.eval);
     const auto l = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, eval_.losses);
     const auto c = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, eval_.correct);
-    double loss = 0, hits = 0;
-    for (std::size_t m = 0; m < l.extent(0); ++m) {
-      loss += l(m);
-      hits += c(m);
-    }
-    return {loss / double(l.extent(0)), hits / double(l.extent(0))};
+    const double loss = processes_.sum_in_order<float>(l, o_.eval);
+    const double hits = processes_.sum_in_order<int>(c, o_.eval);
+    return {loss / double(o_.eval), hits / double(o_.eval)};
   }
 
   // The kernels below are public only because CUDA forbids extended lambdas in private
@@ -244,12 +256,13 @@ class Trainer {
     argmax(b.teacher_logits, b.labels);
   }
 
-  // The student's forward pass, per-sample losses and the loss gradient of the logits.
-  void forward_loss(Buffers& b) const {
+  // The student's forward pass, per-sample losses and the loss gradient of the logits (of the
+  // mean over a global batch of `batch` samples).
+  void forward_loss(Buffers& b, std::int64_t batch) const {
     layer1_.forward(b.x, b.pre);
     relu(b.pre, b.h);
     layer2_.forward(b.h, b.logits);
-    softmax_cross_entropy(b.logits, b.labels, b.losses, b.correct, b.grad_logits);
+    softmax_cross_entropy(b.logits, b.labels, b.losses, b.correct, b.grad_logits, batch);
   }
 
   static float init_scale(std::int64_t fan_in, double active) {
@@ -302,9 +315,10 @@ class Trainer {
   // Per sample: loss = log(sum exp(z - max)) - (z_label - max); grad = (softmax - onehot) / B.
   void softmax_cross_entropy(const Matrix& logits, const Labels& labels,
                              const Kokkos::View<float*, Mem>& losses,
-                             const Kokkos::View<int*, Mem>& correct, const Matrix& grad) const {
+                             const Kokkos::View<int*, Mem>& correct, const Matrix& grad,
+                             std::int64_t batch) const {
     const int K = int(logits.extent(1));
-    const float inv_batch = 1.0f / float(logits.extent(0));
+    const float inv_batch = 1.0f / float(batch);
     Kokkos::parallel_for(
         "ternary-counter-train::softmax_cross_entropy",
         Kokkos::RangePolicy<ExecSpace>(space_, 0, logits.extent(0)), KOKKOS_LAMBDA(std::int64_t m) {
@@ -372,26 +386,29 @@ class Trainer {
 
  private:
   Options o_;
+  const Processes& processes_;
   ExecSpace space_;
   PackedState<Mem> teacher1_, teacher2_;
-  TernaryLinear<ExecSpace> layer1_, layer2_;
+  Examples::Layer<ExecSpace> layer1_, layer2_;
   static constexpr std::int64_t data_steps = 64;
-  Buffers batch_, eval_, data_;   // data_: the inputs and labels of data_steps steps
+  // data_: the inputs and labels of data_steps steps; eval_data_: of the evaluation set.
+  Buffers batch_, eval_, eval_data_, data_;
   std::int64_t data_first_ = -1;  // the step of data_'s first batch
   typename PackedState<Mem>::codes_view before1_, before2_;
 };
 
 template <class ExecSpace>
-int run(Options o) {
+int run(Options o, const Processes& processes) {
   std::optional<Checkpoint> resumed;
   if (!o.resume.empty()) {
     resumed = read_checkpoint(o.resume);
     adopt_metadata(o, resumed->metadata, o.resume);
   }
-  Trainer<ExecSpace> trainer(o);
+  Trainer<ExecSpace> trainer(o, processes);
   if (resumed) {
-    const Checkpoint c = load_layers<typename ExecSpace::memory_space>(
-        o.resume, {{"layer1", trainer.layer1().state()}, {"layer2", trainer.layer2().state()}});
+    const Checkpoint c = Examples::load_layers<typename ExecSpace::memory_space>(
+        processes, o.resume,
+        {{"layer1", trainer.layer1().state()}, {"layer2", trainer.layer2().state()}});
     trainer.layer1().set_step(c.step);
     trainer.layer2().set_step(c.step);
   }
@@ -425,8 +442,9 @@ int run(Options o) {
     }
   }
   if (!o.save.empty()) {
-    save_layers<typename ExecSpace::memory_space>(
-        o.save, {{"layer1", trainer.layer1().state()}, {"layer2", trainer.layer2().state()}},
+    Examples::save_layers<typename ExecSpace::memory_space>(
+        processes, o.save,
+        {{"layer1", trainer.layer1().state()}, {"layer2", trainer.layer2().state()}},
         trainer.step(), run_metadata(o));
     std::printf("saved: %s (step %lld)\n", o.save.c_str(), (long long)trainer.step());
   }
@@ -437,17 +455,20 @@ int run(Options o) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Under mpirun the ranks train one model data-parallel; rank 0 prints and saves.
+  const Processes processes(argc, argv);
+  processes.print_on_root_only();
   Kokkos::ScopeGuard kokkos(argc, argv);
   try {
     const Options o = parse(argc, argv);
     if (o.exec == "serial") {
 #ifdef KOKKOS_ENABLE_SERIAL
-      return run<Kokkos::Serial>(o);
+      return run<Kokkos::Serial>(o, processes);
 #else
       throw std::invalid_argument("--exec serial: this Kokkos build has no Serial backend");
 #endif
     }
-    return run<Kokkos::DefaultExecutionSpace>(o);
+    return run<Kokkos::DefaultExecutionSpace>(o, processes);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "ternary-counter-train: %s\n%s\n", e.what(), usage);
     return 1;

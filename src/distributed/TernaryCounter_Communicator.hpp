@@ -1,0 +1,38 @@
+// The processes that train layers together (TernaryCounter::Distributed): an MPI communicator of
+// the library's own and, in builds with NCCL, an NCCL communicator over the same ranks.
+#pragma once
+
+#include <mpi.h>
+
+#include <memory>
+
+namespace TernaryCounter::Distributed {
+
+/// A duplicate of an MPI communicator, so the library's messages never match the application's.
+/// Copies share it; the last copy frees it (call that before MPI_Finalize). In a build with NCCL
+/// the first device all-gather creates an NCCL communicator over the same ranks (ncclUniqueId
+/// from rank 0 by MPI_Bcast); a CUDA rank must then own one GPU (Kokkos maps the node-local
+/// MPI rank to a device by default).
+class Communicator {
+ public:
+  /// Collective over `comm`. MPI must be initialized. Throws std::runtime_error on an MPI error.
+  explicit Communicator(MPI_Comm comm = MPI_COMM_WORLD);
+
+  int rank() const;
+  int size() const;
+  /// The library's duplicate (for callers that add their own collectives beside the library's).
+  MPI_Comm mpi() const;
+
+  /// Whether this build all-gathers CUDA buffers with NCCL (otherwise through host memory).
+  static bool with_nccl();
+
+  /// The NCCL communicator (an ncclComm_t) created on first use: collective, so every rank must
+  /// reach its first use in the same call. Throws std::runtime_error in a build without NCCL.
+  void* nccl() const;
+
+ private:
+  struct State;
+  std::shared_ptr<State> state_;
+};
+
+}  // namespace TernaryCounter::Distributed

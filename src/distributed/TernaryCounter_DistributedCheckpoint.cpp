@@ -1,0 +1,13 @@
+#include "TernaryCounter_DistributedCheckpoint.hpp"
+
+#include "impl/TernaryCounter_Agreement.hpp"
+
+namespace TernaryCounter::Distributed::Impl {
+
+void agree_on_checkpoint(const Communicator& comm, const char* where,
+                         const std::string& local_error) {
+  const std::string error = first_error(comm, local_error);
+  if (!error.empty()) throw CheckpointError(std::string(where) + ": " + error);
+}
+
+}  // namespace TernaryCounter::Distributed::Impl

@@ -1,0 +1,129 @@
+// The sharded update against one process: for every rank count, split of the samples (uneven
+// and empty ones too) and layer shape (fewer rows than ranks too), the state after several
+// steps is bit-identical to update_from_io on all samples in one process.
+#include "Test_DistributedHelpers.hpp"
+
+#include <cmath>
+#include <limits>
+
+namespace TernaryCounter::Test {
+namespace {
+
+struct Split {
+  const char* name;
+  Dist::Block (*mine)(std::int64_t m, int rank, int size);  ///< a rank's samples
+};
+
+const Split splits[] = {
+    {"even", [](std::int64_t m, int r, int n) { return Dist::block(m, r, n); }},
+    // Quadratic: rank 0 gets the fewest samples (none for small m), the last rank the most.
+    {"skewed",
+     [](std::int64_t m, int r, int n) {
+       const std::int64_t nn = std::int64_t(n) * n;
+       return Dist::Block{m * r * r / nn, m * (r + 1) * (r + 1) / nn};
+     }},
+    // Every sample on the last rank.
+    {"last_only",
+     [](std::int64_t m, int r, int n) {
+       return r == n - 1 ? Dist::Block{0, m} : Dist::Block{};
+     }},
+};
+
+void check_against_one_process(std::int64_t out, std::int64_t in, std::int64_t m,
+                               UpdateParams params, bool poison_a_row) {
+  const Dist::Communicator comm;
+  const ExecSpace space;
+  for (const Split& split : splits) {
+    SCOPED_TRACE(std::string("split ") + split.name + ", " + std::to_string(out) + "x" +
+                 std::to_string(in) + " M=" + std::to_string(m));
+    State reference = random_state(out, in, params.C, 11);
+    State sharded = create_mirror_and_copy(space, reference);
+    Dist::UpdateWorkspace<MemSpace> workspace;
+    for (std::uint32_t step = 0; step < 3; ++step) {
+      const Matrix x = hashed_matrix("x", m, in, 100 + step, 1.5f);
+      const Matrix grad_out = hashed_matrix("grad_out", m, out, 200 + step, 0.1f);
+      if (poison_a_row && step == 1) {
+        // A non-finite gradient in one output row: that row is skipped (and counted) alike.
+        const auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, grad_out);
+        h(m / 2, out / 2) = std::numeric_limits<float>::quiet_NaN();
+        Kokkos::deep_copy(grad_out, h);
+      }
+      params.seed = 1000 + step;
+      const UpdateReport one = update_from_io(space, reference, x, grad_out, params);
+
+      const Dist::Block mine = split.mine(m, comm.rank(), comm.size());
+      const UpdateReport many =
+          Dist::update_from_io(comm, space, sharded, rows_of(x, mine.first, mine.last),
+                               rows_of(grad_out, mine.first, mine.last), params, workspace);
+      EXPECT_EQ(many.skipped_rows, one.skipped_rows) << "step " << step;
+      if (poison_a_row && step == 1) EXPECT_GE(one.skipped_rows, 1);
+      ASSERT_TRUE(on_every_rank(identical(sharded, reference)))
+          << "the sharded state differs from one process's after step " << step;
+    }
+  }
+}
+
+TEST(DistributedUpdate, BitIdenticalToOneProcess) {
+  UpdateParams p;
+  p.C = 8;
+  p.lr = 0.3;  // many ticks per step, so a wrong sample order would show
+  p.lr_scale = 1e-2;
+  check_against_one_process(37, 24, 29, p, false);
+}
+
+TEST(DistributedUpdate, LaggedClippedAndSkippedRows) {
+  UpdateParams p;
+  p.C = 5;
+  p.lr = 0.5;
+  p.clip = 0.05;
+  p.lagged = true;
+  p.row_offset = 3;  // a shard of a bigger layer
+  check_against_one_process(21, 16, 17, p, true);
+}
+
+TEST(DistributedUpdate, FewerRowsThanRanks) {
+  UpdateParams p;
+  p.lr = 0.4;
+  check_against_one_process(2, 8, 9, p, false);
+}
+
+TEST(DistributedUpdate, TernaryLinearMatchesOneProcess) {
+  const Dist::Communicator comm;
+  const ExecSpace space;
+  UpdateParams p;
+  p.lr = 0.25;
+  TernaryLinear<ExecSpace> one(space, "one", 12, 20, p, 77);
+  Dist::TernaryLinear<ExecSpace> many(comm, space, "many", 12, 20, p, 77);
+  randomize_ternary(one.state(), 5, 0.3f);
+  randomize_ternary(many.state(), 5, 0.3f);
+  const std::int64_t m = 23;
+  for (int step = 0; step < 4; ++step) {
+    const Matrix x = hashed_matrix("x", m, 20, 300 + step, 1.0f);
+    const Matrix g = hashed_matrix("g", m, 12, 400 + step, 0.2f);
+    const Dist::Block mine = Dist::block(m, comm.rank(), comm.size());
+    one.update_from_io(x, g);
+    many.update_from_io(rows_of(x, mine.first, mine.last), rows_of(g, mine.first, mine.last));
+    ASSERT_EQ(many.step(), one.step());
+    ASSERT_TRUE(on_every_rank(identical(many.state(), one.state()))) << "step " << step;
+  }
+}
+
+TEST(DistributedUpdate, BlocksCoverInOrder) {
+  for (const std::int64_t n : {0, 1, 5, 37, 1000003}) {
+    for (int size = 1; size <= 9; ++size) {
+      std::int64_t next = 0;
+      for (int r = 0; r < size; ++r) {
+        const Dist::Block b = Dist::block(n, r, size);
+        EXPECT_EQ(b.first, next);
+        EXPECT_LE(b.size(), n / size + 1);
+        EXPECT_GE(b.size(), n / size);
+        next = b.last;
+      }
+      EXPECT_EQ(next, n);
+    }
+  }
+  EXPECT_THROW(Dist::block(5, 2, 2), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace TernaryCounter::Test
