@@ -25,6 +25,7 @@
 #include <cstdio>
 #include <stdexcept>
 #include <string>
+#include <tuple>
 
 namespace TernaryCounter::Train {
 

@@ -468,6 +468,7 @@ int main(int argc, char** argv) {
   try {
     const Train::DatasetChoice choice = Train::choose_dataset(args);
     std::printf("dataset: %s (%s)\n", choice.dataset.c_str(), choice.reason.c_str());
+    std::fflush(stdout);
     if (choice.dataset == "fashion-mnist") return run_images(choice.rest, choice.data_dir);
     std::vector<char*> rest{argv[0]};
     for (const std::string& arg : choice.rest) rest.push_back(const_cast<char*>(arg.c_str()));
