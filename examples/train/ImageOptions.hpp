@@ -17,9 +17,9 @@ namespace TernaryCounter::Train {
 struct ImageOptions {
   std::string data_dir;
   std::vector<std::int64_t> hidden{512, 256};  ///< hidden widths; input 784, output 10
-  std::int64_t epochs = 10;                    ///< the length of the schedule
+  std::int64_t epochs = 8;                     ///< the length of the schedule
   std::int64_t stop_after = 0;                 ///< stop after this epoch (0: after the last)
-  std::int64_t batch = 128;
+  std::int64_t batch = 256;
   std::int64_t train_limit = 0;  ///< use the first N training images (0: all)
   std::int64_t test_limit = 0;   ///< evaluate on the first N test images (0: all)
   std::uint32_t seed = 1;
