@@ -135,6 +135,7 @@ int train_images(const ExecSpace& space, Model& model, const ImageOptions& o,
                 (long long)epoch, loss, train_acc, test_acc, double(train.count) / train_seconds);
     std::fflush(stdout);
     if (!o.save.empty()) {
+      // Only the ternary model has a checkpoint format (parse_image_options rejects the rest).
       if constexpr (requires { model.save(o.save, image_run_metadata(o)); }) {
         model.save(o.save, image_run_metadata(o));
       }
@@ -186,6 +187,7 @@ int run_image_task(ImageOptions o) {
         model.c_str(), layers.c_str(), ExecSpace::name(), (long long)n_train, (long long)n_test,
         (long long)o.batch, (long long)o.epochs, o.seed, recipe.c_str(), load_seconds);
   };
+  // Built for the baseline too, without activation buffers: its state size is printed.
   TernaryMlp<ExecSpace> ternary(space, widths, o.params, o.seed, o.fp32_baseline ? 0 : max_rows);
   const double ternary_bytes = ternary.state_bytes_per_weight();
   const auto state_line = [&](double fp32_bytes) {

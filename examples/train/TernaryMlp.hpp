@@ -30,7 +30,7 @@ class TernaryMlp {
   /// 4); params: the update recipe at the schedule's start; max_rows: the largest batch.
   TernaryMlp(const ExecSpace& space, const std::vector<std::int64_t>& widths,
              const UpdateParams& params, std::uint32_t seed, std::int64_t max_rows)
-      : space_(space), widths_(widths), base_(params) {
+      : space_(space), base_(params) {
     for (std::size_t l = 0; l + 1 < widths.size(); ++l) {
       layers_.push_back(std::make_unique<TernaryLinear<ExecSpace>>(
           space, layer_name(l), widths[l + 1], widths[l], params, rounding_seed(seed, l)));
@@ -139,7 +139,6 @@ class TernaryMlp {
   }
 
   ExecSpace space_;
-  std::vector<std::int64_t> widths_;
   UpdateParams base_;
   std::vector<std::unique_ptr<TernaryLinear<ExecSpace>>> layers_;
   std::vector<Mat> pre_, grad_, act_;  // per layer: its output, its output's gradient, its input
