@@ -5,7 +5,7 @@
 function(run_train out_lines out_file name)
   set(file "${WORK}/${name}.safetensors")
   file(REMOVE "${file}")
-  execute_process(COMMAND ${ARGN} --steps 30 --batch 60 --eval 250 --log-every 1000 --save
+  execute_process(COMMAND ${ARGN} --dataset teacher --steps 30 --batch 60 --eval 250 --log-every 1000 --save
                           "${file}"
                   OUTPUT_VARIABLE text ERROR_VARIABLE err RESULT_VARIABLE rc)
   if(NOT rc EQUAL 0)

@@ -1,4 +1,6 @@
-// ternary-counter-train: trains a two-layer ternary MLP (in -> hidden, ReLU, -> classes) with
+// ternary-counter-train: the main job. With --dataset fashion-mnist (the default when the data
+// is installed) it trains a ternary MLP on Fashion-MNIST (ImageTraining.hpp). With --dataset
+// teacher (this file) it trains a two-layer ternary MLP (in -> hidden, ReLU, -> classes) with
 // counter updates on a synthetic classification task whose answer is known: the labels are the
 // argmax of a fixed random ternary "teacher" network (in -> teacher_hidden, ReLU, -> classes).
 // Inputs are uniform in [-sqrt 3, sqrt 3] (unit variance), drawn by hash from (seed, step), so a
@@ -6,12 +8,16 @@
 // Each step: forward -> softmax cross-entropy -> backward_input -> update_from_io (both layers).
 // The printed loss and accuracy are measured on a fixed evaluation set, summed on the host in a
 // fixed order, so every backend prints the same numbers.
+#include "DatasetChoice.hpp"
+#include "ImageTraining.hpp"
+
 #include <TernaryCounter.hpp>
 #include <TernaryCounter_CommandLine.hpp>
 #include <TernaryCounter_DataParallel.hpp>
 
 #include <Kokkos_Core.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -20,6 +26,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace {
 
@@ -452,6 +459,27 @@ int run(Options o, const Processes& processes) {
   return 0;
 }
 
+// Runs the image task on the execution space --exec names.
+int run_images(const std::vector<std::string>& args, const std::string& data_dir,
+               const Processes& processes) {
+  // The image task has no data-parallel loop yet: every rank would train the whole model.
+  if (processes.size() > 1) {
+    throw std::invalid_argument("--dataset fashion-mnist runs as one process so far (" +
+                                std::to_string(processes.size()) +
+                                " ranks given); under mpirun use --dataset teacher");
+  }
+  Train::ImageOptions o = Train::parse_image_options(args);
+  o.data_dir = data_dir;
+  if (o.exec == "serial") {
+#ifdef KOKKOS_ENABLE_SERIAL
+    return Train::run_image_task<Kokkos::Serial>(o);
+#else
+    throw std::invalid_argument("--exec serial: this Kokkos build has no Serial backend");
+#endif
+  }
+  return Train::run_image_task<Kokkos::DefaultExecutionSpace>(o);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -459,8 +487,21 @@ int main(int argc, char** argv) {
   const Processes processes(argc, argv);
   processes.print_on_root_only();
   Kokkos::ScopeGuard kokkos(argc, argv);
+  const std::vector<std::string> args(argv + 1, argv + argc);
+  if (std::find(args.begin(), args.end(), "--help") != args.end() ||
+      std::find(args.begin(), args.end(), "-h") != args.end()) {
+    std::printf("%s\n\n--dataset teacher:\n%s\n", Train::image_usage, usage);
+    return 0;
+  }
   try {
-    const Options o = parse(argc, argv);
+    const Train::DatasetChoice choice = Train::choose_dataset(args);
+    std::printf("dataset: %s (%s)\n", choice.dataset.c_str(), choice.reason.c_str());
+    std::fflush(stdout);
+    if (choice.dataset == "fashion-mnist")
+      return run_images(choice.rest, choice.data_dir, processes);
+    std::vector<char*> rest{argv[0]};
+    for (const std::string& arg : choice.rest) rest.push_back(const_cast<char*>(arg.c_str()));
+    const Options o = parse(int(rest.size()), rest.data());
     if (o.exec == "serial") {
 #ifdef KOKKOS_ENABLE_SERIAL
       return run<Kokkos::Serial>(o, processes);
@@ -470,7 +511,7 @@ int main(int argc, char** argv) {
     }
     return run<Kokkos::DefaultExecutionSpace>(o, processes);
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "ternary-counter-train: %s\n%s\n", e.what(), usage);
+    std::fprintf(stderr, "ternary-counter-train: %s\n(--help lists the options)\n", e.what());
     return 1;
   }
 }

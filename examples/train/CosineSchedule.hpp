@@ -1,0 +1,17 @@
+// Cosine decay of a learning rate over a run: factor(step) = 0.5 (1 + cos(pi step / total)),
+// 1 at the first step and 0 after the last; computed from the step alone, so a resumed run
+// continues the same curve.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+
+namespace TernaryCounter::Train {
+
+inline double cosine_factor(std::int64_t step, std::int64_t total_steps) {
+  if (total_steps <= 0) return 1.0;
+  const double pi = 3.14159265358979323846;
+  return 0.5 * (1.0 + std::cos(pi * double(step) / double(total_steps)));
+}
+
+}  // namespace TernaryCounter::Train
