@@ -109,11 +109,15 @@ struct TileGemm {
     }
   };
 
-  template <class Operand, int W>
+  template <class Operand, int W, bool Inside = false>
   KOKKOS_INLINE_FUNCTION static typename Operand::raw_type fetch(const Operand& op, std::int64_t k0,
                                                                  std::int64_t j0, int q) {
     const Run<Operand, W> run(q);
-    return op.fetch(k0 + run.kk, j0 + run.jj);
+    if constexpr (Inside) {
+      return op.fetch_inside(k0 + run.kk, j0 + run.jj);
+    } else {
+      return op.fetch(k0 + run.kk, j0 + run.jj);
+    }
   }
 
   template <class Operand, int W, int P>
@@ -208,7 +212,12 @@ struct TileGemm {
     const std::int64_t col0 = (team.league_rank() % col_tiles()) * TC;
     auto* scratch = static_cast<float*>(team.team_shmem().get_shmem_aligned(scratch_bytes(), 16));
     if constexpr (T::register_accumulators) {
-      gpu_tile(team, scratch, row0, col0);
+      // Team-uniform: a tile inside both operands runs without edge tests.
+      if (product.a.covers(row0, TR, D) && product.b.covers(col0, TC, D)) {
+        gpu_tile<true>(team, scratch, row0, col0);
+      } else {
+        gpu_tile<false>(team, scratch, row0, col0);
+      }
     } else {
       host_tile(team, scratch, row0, col0);
     }
@@ -216,6 +225,7 @@ struct TileGemm {
 
   // One live micro-tile per thread; the next step's slices go through registers into the
   // other scratch buffer, so one barrier per step suffices.
+  template <bool Inside>
   KOKKOS_INLINE_FUNCTION void gpu_tile(const member_type& team, float* scratch, std::int64_t row0,
                                        std::int64_t col0) const {
     const int tid = team.team_rank();
@@ -231,11 +241,11 @@ struct TileGemm {
     const auto load = [&](std::int64_t k0) {
       TERNARYCOUNTER_UNROLL
       for (int j = 0; j < A_VECTORS; ++j) {
-        next_a[j] = fetch<A, TR>(product.a, k0, row0, tid + j * team_size);
+        next_a[j] = fetch<A, TR, Inside>(product.a, k0, row0, tid + j * team_size);
       }
       TERNARYCOUNTER_UNROLL
       for (int j = 0; j < B_VECTORS; ++j) {
-        next_b[j] = fetch<B, TC>(product.b, k0, col0, tid + j * team_size);
+        next_b[j] = fetch<B, TC, Inside>(product.b, k0, col0, tid + j * team_size);
       }
     };
     const auto stage = [&](float* buffer) {

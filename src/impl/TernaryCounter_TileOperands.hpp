@@ -5,6 +5,9 @@
 // operand's edges (the engine never sums those: past the depth it stops early, past the rows and
 // columns it stores nothing). load = expand(fetch): fetch does the memory reads and returns what
 // a GPU thread keeps in registers while it prefetches (raw_type), expand turns it into floats.
+// fetch_inside is fetch without the edge tests and slow paths, for the tiles that covers(j0, W, D)
+// says lie wholly inside (most tiles of a large product: the tests were a quarter of the
+// instructions of a GPU step).
 #pragma once
 
 #include "TernaryCounter_Codes.hpp"
@@ -39,6 +42,18 @@ struct MatrixOperand {
 
   using raw_type = Float4;
   KOKKOS_INLINE_FUNCTION Float4 fetch(std::int64_t k, std::int64_t j) const { return load(k, j); }
+
+  /// Every run of the slices [k0, k0 + D) x [j0, j0 + W), k0 < depth, is one aligned vector load.
+  KOKKOS_INLINE_FUNCTION bool covers(std::int64_t j0, int W, int D) const {
+    return vector && j0 + W <= width && depth % D == 0;
+  }
+  KOKKOS_INLINE_FUNCTION Float4 fetch_inside(std::int64_t k, std::int64_t j) const {
+    if constexpr (AlongDepth) {
+      return *reinterpret_cast<const Float4*>(&view(j, k));
+    } else {
+      return *reinterpret_cast<const Float4*>(&view(k, first + j));
+    }
+  }
   KOKKOS_INLINE_FUNCTION Float4 expand(const Float4& raw) const { return raw; }
 
   KOKKOS_INLINE_FUNCTION Float4 load(std::int64_t k, std::int64_t j) const {
@@ -98,15 +113,35 @@ struct TernaryOperand {
   }
 
   /// The group of codes starting at `bytes`: one or two aligned word loads (the group's three
-  /// bytes are inside the row, so the second word is too), else three byte loads.
+  /// bytes are inside the row, so the second word is too), else three byte loads. The second
+  /// load is a select, not a branch: threads of a warp sit at different byte offsets.
   KOKKOS_INLINE_FUNCTION std::uint32_t group_at(const std::uint8_t* bytes) const {
-    if (!word_loads) return load_group(bytes);
+    return word_loads ? aligned_group_at(bytes) : load_group(bytes);
+  }
+  KOKKOS_INLINE_FUNCTION static std::uint32_t aligned_group_at(const std::uint8_t* bytes) {
     const std::uintptr_t address = reinterpret_cast<std::uintptr_t>(bytes);
     const auto* words = reinterpret_cast<const std::uint32_t*>(address & ~std::uintptr_t(3));
     const int shift = 8 * int(address & 3);
-    const std::uint32_t low = words[0] >> shift;
-    if (shift <= 8) return low & 0xFFFFFFu;
-    return (low | words[1] << (32 - shift)) & 0xFFFFFFu;
+    const std::uint64_t high = shift > 8 ? words[1] : 0u;
+    return std::uint32_t(((high << 32) | words[0]) >> shift) & 0xFFFFFFu;
+  }
+
+  /// Every run of the slices [k0, k0 + D) x [j0, j0 + W), k0 < depth, is inside the codes and
+  /// word-loadable.
+  KOKKOS_INLINE_FUNCTION bool covers(std::int64_t j0, int W, int D) const {
+    const std::int64_t width = AlongDepth ? rows() : cols(), depth = AlongDepth ? cols() : rows();
+    return word_loads && j0 + W <= width && depth % D == 0;
+  }
+  KOKKOS_INLINE_FUNCTION raw_type fetch_inside(std::int64_t k, std::int64_t j) const {
+    const std::int64_t row = AlongDepth ? j : k, col = AlongDepth ? k : j;
+    const std::uint32_t word = aligned_group_at(
+        codes.data() + row * std::int64_t(codes.stride(0)) +
+        bytes_per_group * (std::uint64_t(col) / codes_per_group));
+    if constexpr (AlongDepth) {
+      return word;
+    } else {
+      return Raw{word, scale(row)};
+    }
   }
 
   // Runs start at multiples of 4 along the columns, so a run is exactly one group.
