@@ -1,8 +1,10 @@
 // The element-wise and per-sample kernels of an MLP step, shared by the ternary model and the
-// FP32 baseline: batch gathering, ReLU and its backward, softmax cross-entropy. Each output
-// element is computed by one thread in a fixed order, so they give the same bits on every host
-// backend and thread count.
+// FP32 baseline (and the teacher job's softmax cross-entropy): batch gathering, ReLU and its
+// backward, softmax cross-entropy. Each output element is computed by one thread in a fixed order
+// with portable exp/log, so they give the same bits on every backend and thread count.
 #pragma once
+
+#include "PortableMath.hpp"
 
 #include <Kokkos_Core.hpp>
 
@@ -75,13 +77,13 @@ void softmax_cross_entropy(const ExecSpace& space, const Matrix<Mem>& logits,
           if (logits(m, k) > top) top = logits(m, k), best = k;
         }
         float sum = 0.0f;
-        for (int k = 0; k < K; ++k) sum += Kokkos::exp(logits(m, k) - top);
+        for (int k = 0; k < K; ++k) sum += portable_exp(logits(m, k) - top);
         const int y = labels(m);
-        losses(offset + m) = Kokkos::log(sum) - (logits(m, y) - top);
+        losses(offset + m) = portable_log(sum) - (logits(m, y) - top);
         correct(offset + m) = best == y ? 1 : 0;
         if (with_grad) {
           for (int k = 0; k < K; ++k) {
-            const float p = Kokkos::exp(logits(m, k) - top) / sum;
+            const float p = portable_exp(logits(m, k) - top) / sum;
             grad(m, k) = (p - (k == y ? 1.0f : 0.0f)) * grad_scale;
           }
         }

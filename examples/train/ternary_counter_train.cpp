@@ -269,7 +269,9 @@ class Trainer {
     layer1_.forward(b.x, b.pre);
     relu(b.pre, b.h);
     layer2_.forward(b.h, b.logits);
-    softmax_cross_entropy(b.logits, b.labels, b.losses, b.correct, b.grad_logits, batch);
+    // Per sample: loss = log(sum exp(z - max)) - (z_label - max); grad = (softmax - onehot) / B.
+    Train::softmax_cross_entropy(space_, b.logits, b.labels, b.losses, b.correct, 0, b.grad_logits,
+                                 1.0f / float(batch));
   }
 
   static float init_scale(std::int64_t fan_in, double active) {
@@ -316,33 +318,6 @@ class Trainer {
         "ternary-counter-train::relu_backward", range2(pre.extent(0), pre.extent(1)),
         KOKKOS_LAMBDA(std::int64_t m, std::int64_t j) {
           if (!(pre(m, j) > 0.0f)) grad(m, j) = 0.0f;
-        });
-  }
-
-  // Per sample: loss = log(sum exp(z - max)) - (z_label - max); grad = (softmax - onehot) / B.
-  void softmax_cross_entropy(const Matrix& logits, const Labels& labels,
-                             const Kokkos::View<float*, Mem>& losses,
-                             const Kokkos::View<int*, Mem>& correct, const Matrix& grad,
-                             std::int64_t batch) const {
-    const int K = int(logits.extent(1));
-    const float inv_batch = 1.0f / float(batch);
-    Kokkos::parallel_for(
-        "ternary-counter-train::softmax_cross_entropy",
-        Kokkos::RangePolicy<ExecSpace>(space_, 0, logits.extent(0)), KOKKOS_LAMBDA(std::int64_t m) {
-          float top = logits(m, 0);
-          int best = 0;
-          for (int k = 1; k < K; ++k) {
-            if (logits(m, k) > top) top = logits(m, k), best = k;
-          }
-          float sum = 0.0f;
-          for (int k = 0; k < K; ++k) sum += Kokkos::exp(logits(m, k) - top);
-          const int y = labels(m);
-          losses(m) = Kokkos::log(sum) - (logits(m, y) - top);
-          correct(m) = best == y ? 1 : 0;
-          for (int k = 0; k < K; ++k) {
-            const float p = Kokkos::exp(logits(m, k) - top) / sum;
-            grad(m, k) = (p - (k == y ? 1.0f : 0.0f)) * inv_batch;
-          }
         });
   }
 
