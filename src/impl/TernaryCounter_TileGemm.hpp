@@ -213,11 +213,13 @@ struct TileGemm {
     auto* scratch = static_cast<float*>(team.team_shmem().get_shmem_aligned(scratch_bytes(), 16));
     if constexpr (T::register_accumulators) {
       // Team-uniform: a tile inside both operands runs without edge tests.
-      if (product.a.covers(row0, TR, D) && product.b.covers(col0, TC, D)) {
-        gpu_tile<true>(team, scratch, row0, col0);
-      } else {
-        gpu_tile<false>(team, scratch, row0, col0);
+      if constexpr (A::inside_path || B::inside_path) {
+        if (product.a.covers(row0, TR, D) && product.b.covers(col0, TC, D)) {
+          gpu_tile<true>(team, scratch, row0, col0);
+          return;
+        }
       }
+      gpu_tile<false>(team, scratch, row0, col0);
     } else {
       host_tile(team, scratch, row0, col0);
     }
