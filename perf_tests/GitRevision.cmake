@@ -1,9 +1,17 @@
 # Run at build time (cmake -DSOURCE_DIR=... -DOUTPUT=... -P GitRevision.cmake): writes a header
 # defining TERNARYCOUNTER_GIT_REVISION, touched only when the revision changes, so a commit
 # without a reconfigure still shows up in the benchmark report.
+#
+# "unknown" when SOURCE_DIR is not a git checkout itself (no .git folder, or .git file for a
+# worktree): a release tarball unpacked inside another repository, or this project vendored into
+# an application's, must not report the enclosing repository's revision. A copy of the tree
+# whose git metadata is not its own (a benchmark machine given the working tree) can name the
+# revision with the environment variable TERNARYCOUNTER_GIT_REVISION at build time.
 set(revision "unknown")
 find_package(Git QUIET)
-if(GIT_FOUND)
+if(NOT "$ENV{TERNARYCOUNTER_GIT_REVISION}" STREQUAL "")
+  set(revision "$ENV{TERNARYCOUNTER_GIT_REVISION}")
+elseif(GIT_FOUND AND EXISTS "${SOURCE_DIR}/.git")
   execute_process(
     COMMAND "${GIT_EXECUTABLE}" -C "${SOURCE_DIR}" describe --always --dirty --abbrev=12
     OUTPUT_VARIABLE described RESULT_VARIABLE status ERROR_QUIET

@@ -1,8 +1,7 @@
 #include "TernaryCounter_Checkpoint.hpp"
 
-#include "impl/TernaryCounter_Json.hpp"
-
 #include <Kokkos_Profiling_ScopedRegion.hpp>
+#include <nlohmann/json.hpp>
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -23,10 +22,7 @@ namespace TernaryCounter {
 
 namespace {
 
-using Impl::JsonValue;
-
-// Headers larger than this are refused before parsing (the safetensors library uses 100 MB).
-constexpr std::uint64_t max_header_bytes = std::uint64_t(100) << 20;
+constexpr std::uint64_t max_header_bytes = checkpoint_max_header_bytes;
 const char* const reserved_keys[] = {"C", "step", "format_version"};
 
 void put_u64(std::string& out, std::uint64_t x) {
@@ -42,6 +38,203 @@ float get_f32(const unsigned char* p) {
   return std::bit_cast<float>(std::uint32_t(p[0]) | std::uint32_t(p[1]) << 8 |
                               std::uint32_t(p[2]) << 16 | std::uint32_t(p[3]) << 24);
 }
+
+// The header's JSON: objects (members in file order), arrays, strings, non-negative integers.
+// A tree of our own rather than nlohmann::json, whose destructor allocates (it flattens nested
+// values onto a heap stack): a std::bad_alloc there, while a refused header is unwound, would
+// be std::terminate instead of a CheckpointError. Destroying this tree allocates nothing.
+struct HeaderMember;
+
+struct HeaderValue {
+  enum class Kind { Object, Array, String, Integer };
+  Kind kind = Kind::Object;
+  std::string string;
+  std::uint64_t integer = 0;
+  // Object members (with keys) or array items (keys empty). HeaderMember rather than
+  // std::pair<std::string, HeaderValue>: std::pair's traits need the complete HeaderValue,
+  // which clang with libstdc++ refuses inside HeaderValue itself.
+  std::vector<HeaderMember> children;
+
+  bool is_object() const { return kind == Kind::Object; }
+  bool is_array() const { return kind == Kind::Array; }
+  bool is_string() const { return kind == Kind::String; }
+  bool is_integer() const { return kind == Kind::Integer; }
+  /// The member called `key` of an object (linear: the objects looked up are small), or null.
+  const HeaderValue* find(std::string_view key) const;
+};
+
+struct HeaderMember {
+  std::string key;
+  HeaderValue value;
+};
+
+const HeaderValue* HeaderValue::find(std::string_view key) const {
+  for (const HeaderMember& m : children) {
+    if (m.key == key) return &m.value;
+  }
+  return nullptr;
+}
+
+// Reads a header with nlohmann_json's SAX parser (its lexer checks the JSON grammar, UTF-8,
+// escapes and surrogates) into a HeaderValue. Only objects, arrays, strings and non-negative
+// integers are allowed, and duplicate keys are refused (nlohmann's own DOM would keep the last).
+// Every limit is checked before what it bounds is stored: a value is counted, and its depth
+// checked, before it enters the tree, so the tree holds at most checkpoint_max_header_values
+// values at most checkpoint_max_header_depth deep whatever the header says, and a header past a
+// limit is refused as soon as the limit is reached. Besides the tree, the parser holds one token
+// at a time (at most the header's size, which parse_image has bounded). Duplicate keys are found
+// by sorting each object's keys once: O(n log n).
+class HeaderReader final : public nlohmann::json_sax<nlohmann::json> {
+ public:
+  // Parses `text`; on failure `error` says why and where (a byte offset in the header).
+  static bool read(std::string_view text, HeaderValue& root, std::string& error) {
+    if (text.substr(0, 3) == "\xEF\xBB\xBF") {
+      error = "JSON header: a byte order mark at byte 0";  // nlohmann would skip it silently
+      return false;
+    }
+    HeaderReader reader;
+    const ByteIterator first(text.data(), text.data(), &reader.bytes_read_);
+    const ByteIterator last(text.data() + text.size(), text.data(), nullptr);
+    if (!nlohmann::json::sax_parse(first, last, &reader)) {
+      error = std::move(reader.error_);
+      return false;
+    }
+    root = std::move(reader.root_);
+    return true;
+  }
+
+  bool null() override { return refuse("null is not allowed"); }
+  bool boolean(bool) override { return refuse("true and false are not allowed"); }
+  bool number_integer(number_integer_t) override { return refuse("negative number"); }
+  bool number_unsigned(number_unsigned_t n) override {
+    HeaderValue* const v = place(HeaderValue::Kind::Integer);
+    if (v) v->integer = n;
+    return v != nullptr;
+  }
+  bool number_float(number_float_t, const string_t& text) override {
+    // nlohmann reads an integer beyond 2^64 - 1 as a float.
+    const bool integral = text.find_first_of(".eE") == string_t::npos;
+    return refuse(integral ? "integer out of range" : "non-integer number");
+  }
+  bool string(string_t& s) override {
+    HeaderValue* const v = place(HeaderValue::Kind::String);
+    if (v) v->string = std::move(s);
+    return v != nullptr;
+  }
+  bool binary(binary_t&) override { return refuse("binary value"); }
+  bool start_object(std::size_t) override { return open(HeaderValue::Kind::Object); }
+  bool key(string_t& k) override {
+    key_ = std::move(k);
+    return true;
+  }
+  bool end_object() override {
+    // Comparing each key with the earlier ones would be quadratic in the number of keys.
+    const std::vector<HeaderMember>& members = stack_.back()->children;
+    std::vector<std::string_view> keys;
+    keys.reserve(members.size());
+    for (const HeaderMember& m : members) keys.push_back(m.key);
+    std::sort(keys.begin(), keys.end());
+    const auto twin = std::adjacent_find(keys.begin(), keys.end());
+    if (twin != keys.end()) return refuse("duplicate key \"" + std::string(*twin) + "\"");
+    stack_.pop_back();
+    return true;
+  }
+  bool start_array(std::size_t) override { return open(HeaderValue::Kind::Array); }
+  bool end_array() override {
+    stack_.pop_back();
+    return true;
+  }
+  bool parse_error(std::size_t position, const std::string&,
+                   const nlohmann::json::exception& e) override {
+    // "[json.exception.parse_error.101] parse error at line 1, column 7: syntax error ... ;
+    // last read: '...'": keep the part after the position, whose last token can be as long as
+    // the header, cut short.
+    std::string what = e.what();
+    const std::size_t at = what.find(": ", what.find("parse error"));
+    if (at != std::string::npos) what = what.substr(at + 2);
+    if (what.size() > 200) what = what.substr(0, 200) + "...";
+    error_ = "JSON header: " + what + " at byte " + std::to_string(position ? position - 1 : 0);
+    return false;
+  }
+
+ private:
+  // A pointer into the header that publishes how far nlohmann's lexer has read, so that a value
+  // this reader refuses can be named by its byte offset.
+  class ByteIterator {
+   public:
+    using iterator_category = std::forward_iterator_tag;
+    using value_type = char;
+    using difference_type = std::ptrdiff_t;
+    using pointer = const char*;
+    using reference = const char&;
+    ByteIterator() = default;
+    ByteIterator(const char* at, const char* begin, std::size_t* read)
+        : at_(at), begin_(begin), read_(read) {}
+    reference operator*() const { return *at_; }
+    ByteIterator& operator++() {
+      ++at_;
+      if (read_) *read_ = std::size_t(at_ - begin_);
+      return *this;
+    }
+    ByteIterator operator++(int) {
+      ByteIterator before = *this;
+      ++*this;
+      return before;
+    }
+    bool operator==(const ByteIterator& other) const { return at_ == other.at_; }
+    bool operator!=(const ByteIterator& other) const { return at_ != other.at_; }
+
+   private:
+    const char* at_ = nullptr;
+    const char* begin_ = nullptr;
+    std::size_t* read_ = nullptr;
+  };
+
+  HeaderValue root_;
+  std::vector<HeaderValue*> stack_;  // the open objects and arrays, outermost first
+  std::string key_;                  // the key of the member being read
+  std::size_t values_ = 0;
+  std::size_t bytes_read_ = 0;
+  std::string error_;
+
+  HeaderReader() { stack_.reserve(checkpoint_max_header_depth + 1); }
+
+  bool refuse(const std::string& why) {
+    // The lexer has read the refused token's last byte (a number's, one byte further).
+    error_ =
+        "JSON header: " + why + " at byte " + std::to_string(bytes_read_ ? bytes_read_ - 1 : 0);
+    return false;
+  }
+  // Counts a value and checks its depth, then adds it to the tree: the document, an item of the
+  // innermost array or the member named key_ of the innermost object. Null when refused.
+  HeaderValue* place(HeaderValue::Kind kind) {
+    if (stack_.size() > std::size_t(checkpoint_max_header_depth)) {
+      refuse("nesting deeper than " + std::to_string(checkpoint_max_header_depth));
+      return nullptr;
+    }
+    if (++values_ > checkpoint_max_header_values) {
+      refuse("more than " + std::to_string(checkpoint_max_header_values) + " values");
+      return nullptr;
+    }
+    HeaderValue* value = &root_;
+    if (!stack_.empty()) {
+      HeaderValue& parent = *stack_.back();
+      // An open container is its parent's last child, so the parent does not grow (and move
+      // its children) until that container is closed.
+      parent.children.push_back(
+          HeaderMember{parent.is_object() ? std::move(key_) : std::string(), HeaderValue()});
+      value = &parent.children.back().value;
+    }
+    value->kind = kind;
+    return value;
+  }
+  bool open(HeaderValue::Kind kind) {
+    HeaderValue* const placed = place(kind);
+    if (!placed) return false;
+    stack_.push_back(placed);
+    return true;
+  }
+};
 
 std::string json_string(const std::string& s) {
   std::string out = "\"";
@@ -99,36 +292,38 @@ struct TensorInfo {
   std::uint64_t begin = 0, end = 0;
 };
 
-TensorInfo tensor_info(const std::string& source, const std::string& key, const JsonValue& v) {
+TensorInfo tensor_info(const std::string& source, const std::string& key, const HeaderValue& v) {
   const auto bad = [&](const std::string& why) {
     reject(source, "tensor \"" + key + "\": " + why);
   };
-  if (v.kind != JsonValue::Kind::Object) bad("entry is not an object");
+  if (!v.is_object()) bad("entry is not an object");
   TensorInfo t;
   t.key = key;
-  for (const auto& [k, member] : v.members) {
-    if (k != "dtype" && k != "shape" && k != "data_offsets") bad("unknown field \"" + k + "\"");
+  for (const HeaderMember& m : v.children) {
+    if (m.key != "dtype" && m.key != "shape" && m.key != "data_offsets") {
+      bad("unknown field \"" + m.key + "\"");
+    }
   }
-  const JsonValue* dtype = v.find("dtype");
-  const JsonValue* shape = v.find("shape");
-  const JsonValue* offsets = v.find("data_offsets");
-  if (!dtype || dtype->kind != JsonValue::Kind::String) bad("missing string \"dtype\"");
-  if (!shape || shape->kind != JsonValue::Kind::Array) bad("missing array \"shape\"");
-  if (!offsets || offsets->kind != JsonValue::Kind::Array || offsets->items.size() != 2) {
+  const HeaderValue* dtype = v.find("dtype");
+  const HeaderValue* shape = v.find("shape");
+  const HeaderValue* offsets = v.find("data_offsets");
+  if (!dtype || !dtype->is_string()) bad("missing string \"dtype\"");
+  if (!shape || !shape->is_array()) bad("missing array \"shape\"");
+  if (!offsets || !offsets->is_array() || offsets->children.size() != 2) {
     bad("\"data_offsets\" must be an array of two integers");
   }
   t.dtype = dtype->string;
-  for (const JsonValue& d : shape->items) {
-    if (d.kind != JsonValue::Kind::Integer || d.integer > (std::uint64_t(1) << 40)) {
+  for (const HeaderMember& d : shape->children) {
+    if (!d.value.is_integer() || d.value.integer > (std::uint64_t(1) << 40)) {
       bad("shape entries must be integers below 2^40");
     }
-    t.shape.push_back(d.integer);
+    t.shape.push_back(d.value.integer);
   }
-  for (const JsonValue& d : offsets->items) {
-    if (d.kind != JsonValue::Kind::Integer) bad("\"data_offsets\" must be integers");
+  for (const HeaderMember& d : offsets->children) {
+    if (!d.value.is_integer()) bad("\"data_offsets\" must be integers");
   }
-  t.begin = offsets->items[0].integer;
-  t.end = offsets->items[1].integer;
+  t.begin = offsets->children[0].value.integer;
+  t.end = offsets->children[1].value.integer;
   if (t.begin > t.end) bad("data_offsets begin > end");
   return t;
 }
@@ -218,12 +413,12 @@ std::string serialize_checkpoint(const Checkpoint& checkpoint) {
   // Never write what parse_checkpoint refuses: the root and __metadata__ objects, one value per
   // metadata entry, and per tensor 8 (its entry, 3 fields, 2 + 2 array items).
   const std::size_t values = 2 + metadata.size() + 3 * 8 * checkpoint.layers.size();
-  if (values > Impl::JsonReader::max_values) {
+  if (values > checkpoint_max_header_values) {
     throw std::invalid_argument(
         "TernaryCounter::save_checkpoint: " + std::to_string(checkpoint.layers.size()) +
         " layers and " + std::to_string(metadata.size()) + " metadata entries need " +
         std::to_string(values) + " JSON values, more than the " +
-        std::to_string(Impl::JsonReader::max_values) + " a checkpoint header may hold");
+        std::to_string(checkpoint_max_header_values) + " a checkpoint header may hold");
   }
 
   std::string header = "{\"__metadata__\":{";
@@ -275,27 +470,30 @@ Checkpoint parse_image(std::string_view bytes, const std::string& source) {
   const auto* u = reinterpret_cast<const unsigned char*>(bytes.data());
   std::uint64_t header_bytes = 0;
   for (int b = 0; b < 8; ++b) header_bytes |= std::uint64_t(u[b]) << (8 * b);
-  if (header_bytes > max_header_bytes || header_bytes > bytes.size() - 8) {
+  if (header_bytes > max_header_bytes) {
+    reject(source, "header length " + std::to_string(header_bytes) + " exceeds the limit of " +
+                       std::to_string(max_header_bytes) + " bytes");
+  }
+  if (header_bytes > bytes.size() - 8) {
     reject(source, "header length " + std::to_string(header_bytes) + " does not fit in the " +
                        std::to_string(bytes.size()) + "-byte file (truncated?)");
   }
-  JsonValue root;
-  try {
-    root = Impl::JsonReader(bytes.substr(8, header_bytes)).parse_document();
-  } catch (const std::runtime_error& e) {
-    reject(source, std::string("header does not parse: ") + e.what());
+  HeaderValue root;
+  std::string error;
+  if (!HeaderReader::read(bytes.substr(8, header_bytes), root, error)) {
+    reject(source, "header does not parse: " + error);
   }
-  if (root.kind != JsonValue::Kind::Object) reject(source, "header is not a JSON object");
+  if (!root.is_object()) reject(source, "header is not a JSON object");
 
   // Metadata: a string -> string map with the reserved keys.
-  const JsonValue* meta = root.find("__metadata__");
-  if (!meta || meta->kind != JsonValue::Kind::Object) {
+  const HeaderValue* meta = root.find("__metadata__");
+  if (!meta || !meta->is_object()) {
     reject(source, "header has no \"__metadata__\" object");
   }
   Checkpoint checkpoint;
   std::map<std::string, std::string> entries;
-  for (const auto& [k, v] : meta->members) {
-    if (v.kind != JsonValue::Kind::String) reject(source, "metadata \"" + k + "\" is not a string");
+  for (const auto& [k, v] : meta->children) {
+    if (!v.is_string()) reject(source, "metadata \"" + k + "\" is not a string");
     entries[k] = v.string;
   }
   for (const char* key : reserved_keys) {
@@ -314,7 +512,7 @@ Checkpoint parse_image(std::string_view bytes, const std::string& source) {
   // Tensors: every key but __metadata__ is <layer>.<state|scale|v>.
   std::map<std::string, std::map<std::string, TensorInfo>> layers;
   std::vector<TensorInfo> all;
-  for (const auto& [key, value] : root.members) {
+  for (const auto& [key, value] : root.children) {
     if (key == "__metadata__") continue;
     const std::size_t dot = key.rfind('.');
     const std::string name = dot == std::string::npos ? "" : key.substr(0, dot);

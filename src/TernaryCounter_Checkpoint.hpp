@@ -8,6 +8,7 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <stdexcept>
@@ -24,6 +25,13 @@ struct CheckpointError : std::runtime_error {
 };
 
 inline constexpr int checkpoint_format_version = 1;
+
+/// What a checkpoint header may be (docs/CHECKPOINT_FORMAT.md): parse_checkpoint refuses more,
+/// before allocating anything they bound, and serialize_checkpoint never writes more. Values are
+/// the document, every object member and every array item; depth counts enclosing containers.
+inline constexpr std::uint64_t checkpoint_max_header_bytes = std::uint64_t(100) << 20;
+inline constexpr std::size_t checkpoint_max_header_values = std::size_t(1) << 18;
+inline constexpr int checkpoint_max_header_depth = 8;
 
 struct CheckpointLayer {
   std::string name;

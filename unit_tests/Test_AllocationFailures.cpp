@@ -3,6 +3,9 @@
 // turn, through a replaced operator new. Its own executable, because the replacement is global.
 #include <TernaryCounter.hpp>
 
+#include <malloc.h>
+
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -14,6 +17,9 @@ namespace {
 // -1: no failure armed; n >= 0: the (n+1)-th allocation from now on this thread fails.
 thread_local long allocations_until_failure = -1;
 thread_local bool failure_injected = false;
+// Bytes allocated through operator new and not yet freed on this thread, and their maximum.
+thread_local long long live_bytes = 0;
+thread_local long long peak_bytes = 0;
 
 }  // namespace
 
@@ -22,14 +28,19 @@ void* operator new(std::size_t bytes) {
     failure_injected = true;
     throw std::bad_alloc();
   }
-  if (void* p = std::malloc(bytes ? bytes : 1)) return p;
+  if (void* p = std::malloc(bytes ? bytes : 1)) {
+    live_bytes += static_cast<long long>(malloc_usable_size(p));
+    peak_bytes = std::max(peak_bytes, live_bytes);
+    return p;
+  }
   throw std::bad_alloc();
 }
 void operator delete(void* p) noexcept {
+  if (p) live_bytes -= static_cast<long long>(malloc_usable_size(p));
   std::free(p);
 }
 void operator delete(void* p, std::size_t) noexcept {
-  std::free(p);
+  operator delete(p);
 }
 
 namespace {
@@ -86,5 +97,41 @@ int main(int argc, char** argv) {
   }
   std::printf("%ld allocations of parse_checkpoint failed in turn, %d bad outcome(s)\n", n,
               failures);
+
+  // What refusing a hostile header allocates is bounded by the header limits, not by its size:
+  // headers of 2 Mi and 8 Mi keys (24 and 96 MiB, 8x and 32x the value limit) are refused at the
+  // same value, having allocated the same.
+  const auto peak_refusing = [&](std::size_t keys) -> long long {
+    std::string header = "{\"__metadata__\":{";
+    char key[16];
+    for (std::size_t k = 0; k < keys; ++k) {
+      std::snprintf(key, sizeof key, "\"%07zx\":0,", k);
+      header += key;
+    }
+    header.back() = '}';
+    header += '}';
+    std::string hostile(8, '\0');
+    for (int b = 0; b < 8; ++b) hostile[b] = char((header.size() >> (8 * b)) & 0xFF);
+    hostile += header;
+    const long long before = live_bytes;
+    peak_bytes = live_bytes;
+    bool refused = false;
+    try {
+      TernaryCounter::parse_checkpoint(hostile, source);
+    } catch (const TernaryCounter::CheckpointError&) {
+      refused = true;
+    }
+    const long long peak = peak_bytes - before;
+    std::printf("a %zu-byte header of too many keys: %s, at most %lld bytes allocated at once\n",
+                header.size(), refused ? "refused" : "NOT refused", peak);
+    return refused ? peak : -1;
+  };
+  const long long small = peak_refusing(std::size_t(2) << 20);
+  const long long large = peak_refusing(std::size_t(8) << 20);
+  const long long budget = 64ll << 20;  // the tree at the 2^18-value limit and one regrowth
+  if (small < 0 || large < 0 || large > small + (64 << 10) || large > budget) {
+    std::printf("bad: the allocation grows with the header or exceeds %lld bytes\n", budget);
+    ++failures;
+  }
   return failures == 0 && n > 10 ? 0 : 1;
 }

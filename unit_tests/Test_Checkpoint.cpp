@@ -2,11 +2,10 @@
 // every way the loader must refuse a file (leaving the caller's state untouched).
 #include "Test_Common.hpp"
 
-#include <impl/TernaryCounter_Json.hpp>
-
 #include <sys/mman.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -313,7 +312,7 @@ TEST(Checkpoint, RejectsTensorSizesThatWrapAround) {
 // and hours of duplicate-key comparisons). Many keys under the limit parse, duplicates are still
 // found at the end of a long object, and the writer refuses what the reader would.
 TEST(Checkpoint, HeaderValueCountIsBoundedAndKeysAreCheckedInLinearTime) {
-  constexpr std::size_t limit = Impl::JsonReader::max_values;
+  constexpr std::size_t limit = checkpoint_max_header_values;
   const std::string image = serialize_checkpoint(sample_checkpoint());
   const std::string h = header_of(image);
   const auto with_keys = [&](std::size_t count, const std::string& last) {
@@ -345,6 +344,95 @@ TEST(Checkpoint, HeaderValueCountIsBoundedAndKeysAreCheckedInLinearTime) {
   }
   EXPECT_EQ(parse_checkpoint(serialize_checkpoint(largest)).metadata.size(),
             largest.metadata.size());
+}
+
+// What a hostile header costs is bounded by the limits, not by its size: each of these headers is
+// close to the 100 MiB limit (or past it) and is refused with a CheckpointError that names the
+// limit and where it was reached, after reading only the bytes up to that point.
+std::string image_with_raw_header(const std::string& header) {
+  std::string image(8, '\0');
+  for (int b = 0; b < 8; ++b) image[b] = char((header.size() >> (8 * b)) & 0xFF);
+  return image + header;
+}
+
+void expect_refused_quickly(const std::string& image, const std::vector<std::string>& parts) {
+  const auto start = std::chrono::steady_clock::now();
+  try {
+    parse_checkpoint(image);
+    ADD_FAILURE() << "accepted";
+  } catch (const CheckpointError& e) {
+    for (const std::string& part : parts) {
+      EXPECT_NE(std::string(e.what()).find(part), std::string::npos) << e.what();
+    }
+  }  // anything else (std::bad_alloc included) escapes and fails the test
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_LT(seconds, 10.0) << "refusing a " << image.size() << "-byte header";
+}
+
+TEST(Checkpoint, HeaderWithTooManyKeysIsRefusedQuickly) {
+  // 12 bytes per key, 96 MiB: 32x the value limit.
+  std::string header = "{\"__metadata__\":{";
+  const std::size_t keys = std::size_t(8) << 20;
+  header.reserve(header.size() + 12 * keys + 8);
+  char key[16];
+  for (std::size_t k = 0; k < keys; ++k) {
+    std::snprintf(key, sizeof key, "\"%07zx\":0,", k);
+    header += key;
+  }
+  header.back() = '}';
+  header += '}';
+  ASSERT_LT(header.size(), checkpoint_max_header_bytes);
+  // The value past the limit is the one of key number limit - 2 (the document and the metadata
+  // object come first): the lexer knows its 0 has ended when it reads the ',' after it, at byte
+  // 17 + 12 * (limit - 2) + 11.
+  const std::size_t at = 17 + 12 * (checkpoint_max_header_values - 2) + 11;
+  expect_refused_quickly(image_with_raw_header(header),
+                         {"more than " + std::to_string(checkpoint_max_header_values) + " values",
+                          "at byte " + std::to_string(at)});
+}
+
+TEST(Checkpoint, HeaderNestedTooDeepIsRefusedQuickly) {
+  // The metadata value opens 90 Mi arrays; the ninth one (at byte 16 + 8) is one level too deep.
+  std::string header = "{\"__metadata__\":";
+  header.append(std::size_t(90) << 20, '[');
+  expect_refused_quickly(
+      image_with_raw_header(header),
+      {"nesting deeper than " + std::to_string(checkpoint_max_header_depth), "at byte 24"});
+  // The limit itself is allowed: a value at depth 8 is read (and then refused as metadata).
+  // (the document 0, metadata 1, six arrays 2-7, the string 8).
+  std::string deepest =
+      "{\"__metadata__\":{\"k\":" + std::string(6, '[') + "\"\"" + std::string(6, ']') + "}}";
+  try {
+    parse_checkpoint(image_with_raw_header(deepest));
+    ADD_FAILURE() << "accepted";
+  } catch (const CheckpointError& e) {
+    EXPECT_NE(std::string(e.what()).find("metadata \"k\" is not a string"), std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(Checkpoint, HeaderLargerThanTheLimitIsRefusedBeforeReading) {
+  // The whole header is there (anonymous memory, never touched: it costs no RAM), one byte over.
+  const std::uint64_t n = checkpoint_max_header_bytes + 1;
+  const std::size_t size = 8 + n;
+  void* map = ::mmap(nullptr, size, PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  ASSERT_NE(map, MAP_FAILED);
+  char* image = static_cast<char*>(map);
+  for (int b = 0; b < 8; ++b) image[b] = char((n >> (8 * b)) & 0xFF);
+  const auto start = std::chrono::steady_clock::now();
+  try {
+    parse_checkpoint(std::string_view(image, size));
+    ADD_FAILURE() << "accepted";
+  } catch (const CheckpointError& e) {
+    EXPECT_NE(std::string(e.what()).find("exceeds the limit of " +
+                                         std::to_string(checkpoint_max_header_bytes) + " bytes"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 1.0);
+  ::munmap(map, size);
 }
 
 // A flip is accepted only inside a JSON string (a layer name, the note, a metadata digit), and an
