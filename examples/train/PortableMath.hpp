@@ -11,9 +11,20 @@
 
 namespace TernaryCounter::Train {
 
+/// ln 2 = ln2_hi + ln2_lo, ln2_hi with few enough bits that n * ln2_hi is exact for |n| < 2^11.
+constexpr float ln2_hi = 0.693145752f, ln2_lo = 1.42860677e-6f;
+
 /// 2^k for k in [-126, 127], from the exponent field.
 KOKKOS_INLINE_FUNCTION float exp2_int(int k) {
   return Kokkos::bit_cast<float>(std::uint32_t(k + 127) << 23);
+}
+
+/// c[0] + x (c[1] + x (c[2] + ...)): Horner's rule with fmas, from the highest coefficient down.
+template <int N>
+KOKKOS_INLINE_FUNCTION float horner(const float (&c)[N], float x) {
+  float p = c[N - 1];
+  for (int i = N - 2; i >= 0; --i) p = Kokkos::fma(p, x, c[i]);
+  return p;
 }
 
 /// e^x; 0 below -103 (where float's e^x is at most a few subnormal ulp), +inf above ln(FLT_MAX).
@@ -21,19 +32,14 @@ KOKKOS_INLINE_FUNCTION float portable_exp(float x) {
   if (x != x) return x;
   if (x < -103.0f) return 0.0f;
   if (x > 88.7228394f) return Kokkos::bit_cast<float>(std::uint32_t(0x7F800000));
-  // x = n ln2 + r, |r| <= ln2 / 2 (ln2 split in a part exact in n * hi and a correction).
+  // x = n ln2 + r, |r| <= ln2 / 2.
   const float n = Kokkos::floor(Kokkos::fma(x, 1.44269504f, 0.5f));
-  float r = Kokkos::fma(-n, 0.693145752f, x);
-  r = Kokkos::fma(-n, 1.42860677e-6f, r);
-  // e^r by its Taylor series to r^7 (error below 1e-8 relative on |r| <= 0.35), Horner with fmas.
-  float p = 1.0f / 5040.0f;
-  p = Kokkos::fma(p, r, 1.0f / 720.0f);
-  p = Kokkos::fma(p, r, 1.0f / 120.0f);
-  p = Kokkos::fma(p, r, 1.0f / 24.0f);
-  p = Kokkos::fma(p, r, 1.0f / 6.0f);
-  p = Kokkos::fma(p, r, 0.5f);
-  p = Kokkos::fma(p, r, 1.0f);
-  p = Kokkos::fma(p, r, 1.0f);
+  float r = Kokkos::fma(-n, ln2_hi, x);
+  r = Kokkos::fma(-n, ln2_lo, r);
+  // e^r by its Taylor series to r^7 (error below 1e-8 relative on |r| <= 0.35).
+  const float taylor[] = {1.0f,         1.0f,          0.5f,          1.0f / 6.0f,
+                          1.0f / 24.0f, 1.0f / 120.0f, 1.0f / 720.0f, 1.0f / 5040.0f};
+  const float p = horner(taylor, r);
   // 2^n in two factors, so that n down to -150 (subnormal results) needs no special case.
   const int k = int(n), half = k / 2;
   return p * exp2_int(half) * exp2_int(k - half);
@@ -54,15 +60,10 @@ KOKKOS_INLINE_FUNCTION float portable_log(float x) {
   // ln m = 2 atanh(s), s = (m - 1) / (m + 1), |s| <= 0.172: odd series to s^11.
   const float s = (m - 1.0f) / (m + 1.0f);
   const float s2 = s * s;
-  float q = 1.0f / 11.0f;
-  q = Kokkos::fma(q, s2, 1.0f / 9.0f);
-  q = Kokkos::fma(q, s2, 1.0f / 7.0f);
-  q = Kokkos::fma(q, s2, 1.0f / 5.0f);
-  q = Kokkos::fma(q, s2, 1.0f / 3.0f);
-  q = Kokkos::fma(q, s2, 1.0f);
+  const float odd[] = {1.0f, 1.0f / 3.0f, 1.0f / 5.0f, 1.0f / 7.0f, 1.0f / 9.0f, 1.0f / 11.0f};
+  const float q = horner(odd, s2);
   const float log_m = 2.0f * s * q;
-  // e ln2 with ln2 split so that e * hi is exact.
-  return Kokkos::fma(float(e), 0.693145752f, Kokkos::fma(float(e), 1.42860677e-6f, log_m));
+  return Kokkos::fma(float(e), ln2_hi, Kokkos::fma(float(e), ln2_lo, log_m));
 }
 
 }  // namespace TernaryCounter::Train
