@@ -3,6 +3,8 @@
 // turn, through a replaced operator new. Its own executable, because the replacement is global.
 #include <TernaryCounter.hpp>
 
+#include "Test_HeaderOfKeys.hpp"
+
 #include <malloc.h>
 
 #include <algorithm>
@@ -102,14 +104,7 @@ int main(int argc, char** argv) {
   // headers of 2 Mi and 8 Mi keys (24 and 96 MiB, 8x and 32x the value limit) are refused at the
   // same value, having allocated the same.
   const auto peak_refusing = [&](std::size_t keys) -> long long {
-    std::string header = "{\"__metadata__\":{";
-    char key[16];
-    for (std::size_t k = 0; k < keys; ++k) {
-      std::snprintf(key, sizeof key, "\"%07zx\":0,", k);
-      header += key;
-    }
-    header.back() = '}';
-    header += '}';
+    const std::string header = TernaryCounter::Test::metadata_header_with_keys(keys);
     std::string hostile(8, '\0');
     for (int b = 0; b < 8; ++b) hostile[b] = char((header.size() >> (8 * b)) & 0xFF);
     hostile += header;

@@ -1,6 +1,7 @@
 // Checkpoint files: the safetensors layout byte by byte, round trips, crash-safe writes and
 // every way the loader must refuse a file (leaving the caller's state untouched).
 #include "Test_Common.hpp"
+#include "Test_HeaderOfKeys.hpp"
 
 #include <sys/mman.h>
 
@@ -372,16 +373,7 @@ void expect_refused_quickly(const std::string& image, const std::vector<std::str
 
 TEST(Checkpoint, HeaderWithTooManyKeysIsRefusedQuickly) {
   // 12 bytes per key, 96 MiB: 32x the value limit.
-  std::string header = "{\"__metadata__\":{";
-  const std::size_t keys = std::size_t(8) << 20;
-  header.reserve(header.size() + 12 * keys + 8);
-  char key[16];
-  for (std::size_t k = 0; k < keys; ++k) {
-    std::snprintf(key, sizeof key, "\"%07zx\":0,", k);
-    header += key;
-  }
-  header.back() = '}';
-  header += '}';
+  const std::string header = metadata_header_with_keys(std::size_t(8) << 20);
   ASSERT_LT(header.size(), checkpoint_max_header_bytes);
   // The value past the limit is the one of key number limit - 2 (the document and the metadata
   // object come first): the lexer knows its 0 has ended when it reads the ',' after it, at byte
