@@ -97,6 +97,24 @@ class Processes {
     return sum;
   }
 
+  /// Per-sample values of which each rank computed those that `mine(m)` claims, every sample
+  /// claimed by exactly one rank: afterwards every rank holds all of them (the entries it did
+  /// not claim are overwritten). Exact: each sum adds one rank's value to zeros.
+  template <class T, class Mine>
+  void share(const Kokkos::View<T*, Kokkos::HostSpace>& values, const Mine& mine) const {
+#ifdef TERNARYCOUNTER_EXAMPLES_HAVE_MPI
+    if (size_ == 1) return;
+    for (std::size_t m = 0; m < values.extent(0); ++m) {
+      if (!mine(std::int64_t(m))) values(m) = T(0);
+    }
+    MPI_Allreduce(MPI_IN_PLACE, values.data(), int(values.extent(0)), mpi_type<T>(), MPI_SUM,
+                  comm_->mpi());
+#else
+    (void)values;
+    (void)mine;
+#endif
+  }
+
 #ifdef TERNARYCOUNTER_EXAMPLES_HAVE_MPI
   const Distributed::Communicator& communicator() const {
     return *comm_;

@@ -1,23 +1,34 @@
 # cmake -DTRAIN=<ternary-counter-train> -DWORK=<folder> -DMPIEXEC=<mpirun> "-DMPIFLAGS=<flags>"
-#       "-DRANKS=1;2;3;4" -P CheckTrainMPI.cmake
-# The main job under mpirun: for each rank count, the start: and final: lines and the --save
-# checkpoint's bytes equal those of one plain process (no mpirun).
-function(run_train out_lines out_file name)
-  set(file "${WORK}/${name}.safetensors")
+#       "-DRANKS=1;2;3;4" [-DDATA=<Fashion-MNIST folder>] -P CheckTrainMPI.cmake
+# The main job under mpirun: for each rank count, the printed lines and the --save checkpoint's
+# bytes equal those of one plain process (no mpirun). Both tasks: the teacher task (start: and
+# final: lines) and, when DATA holds the Fashion-MNIST files, a small image run (epoch= and final:
+# lines without their timing fields).
+set(teacher_args --dataset teacher --steps 30 --batch 60 --eval 250 --log-every 1000)
+set(image_args --dataset fashion-mnist --data-dir "${DATA}" --train-limit 1500 --test-limit 700
+               --epochs 2 --batch 90 --hidden 64,32)
+set(tasks teacher)
+if(DATA AND (EXISTS "${DATA}/train-images-idx3-ubyte.gz" OR EXISTS "${DATA}/train-images-idx3-ubyte"))
+  list(APPEND tasks image)
+else()
+  message(STATUS "no Fashion-MNIST files in '${DATA}': the image task is not checked")
+endif()
+
+function(run_train out_lines out_file task name)
+  set(file "${WORK}/${task}_${name}.safetensors")
   file(REMOVE "${file}")
-  execute_process(COMMAND ${ARGN} --dataset teacher --steps 30 --batch 60 --eval 250 --log-every 1000 --save
-                          "${file}"
+  execute_process(COMMAND ${ARGN} ${${task}_args} --save "${file}"
                   OUTPUT_VARIABLE text ERROR_VARIABLE err RESULT_VARIABLE rc)
   if(NOT rc EQUAL 0)
-    message(FATAL_ERROR "${name}: ${ARGN} failed (${rc}):\n${text}\n${err}")
+    message(FATAL_ERROR "${task} ${name}: ${ARGN} failed (${rc}):\n${text}\n${err}")
   endif()
-  string(REGEX MATCHALL "(start|final): [^\n]*" lines "${text}")
-  list(LENGTH lines count)
-  if(NOT count EQUAL 2)
-    message(FATAL_ERROR "${name}: expected one start: and one final: line, got:\n${text}")
+  string(REGEX MATCHALL "(start|final|epoch)[:=] ?[^\n]*" lines "${text}")
+  list(TRANSFORM lines REPLACE " (samples/s|seconds)=[0-9.]+" "")
+  if(NOT lines MATCHES "final: ")
+    message(FATAL_ERROR "${task} ${name}: no final: line in:\n${text}")
   endif()
   if(NOT EXISTS "${file}")
-    message(FATAL_ERROR "${name}: --save wrote no ${file}")
+    message(FATAL_ERROR "${task} ${name}: --save wrote no ${file}")
   endif()
   file(SHA256 "${file}" hash)
   set(${out_lines} "${lines}" PARENT_SCOPE)
@@ -25,16 +36,19 @@ function(run_train out_lines out_file name)
 endfunction()
 
 file(MAKE_DIRECTORY "${WORK}")
-# --batch 60 and --eval 250 do not divide evenly by 3 or 4: uneven blocks are covered.
-run_train(plain_lines plain_hash plain ${TRAIN})
-message(STATUS "plain: ${plain_lines}")
-foreach(n IN LISTS RANKS)
-  run_train(lines hash np${n} ${MPIEXEC} -np ${n} ${MPIFLAGS} ${TRAIN})
-  if(NOT lines STREQUAL plain_lines)
-    message(FATAL_ERROR "${n} ranks print '${lines}' but one process prints '${plain_lines}'")
-  endif()
-  if(NOT hash STREQUAL plain_hash)
-    message(FATAL_ERROR "${n} ranks saved a checkpoint that differs from one process's")
-  endif()
-  message(STATUS "${n} ranks: same lines and checkpoint bytes")
+# The batches (60 and 90, the last image batch 60) and evaluation sets (250, 700) do not divide
+# evenly by 3 or 4: uneven blocks are covered.
+foreach(task IN LISTS tasks)
+  run_train(plain_lines plain_hash ${task} plain ${TRAIN})
+  message(STATUS "${task}, one process: ${plain_lines}")
+  foreach(n IN LISTS RANKS)
+    run_train(lines hash ${task} np${n} ${MPIEXEC} -np ${n} ${MPIFLAGS} ${TRAIN})
+    if(NOT lines STREQUAL plain_lines)
+      message(FATAL_ERROR "${task}: ${n} ranks print '${lines}' but one process prints '${plain_lines}'")
+    endif()
+    if(NOT hash STREQUAL plain_hash)
+      message(FATAL_ERROR "${task}: ${n} ranks saved a checkpoint that differs from one process's")
+    endif()
+    message(STATUS "${task}, ${n} ranks: same lines and checkpoint bytes")
+  endforeach()
 endforeach()

@@ -49,15 +49,16 @@ class Fp32Mlp {
 
   void set_schedule(double factor, bool) { lr_ = adam_.lr * factor; }
 
-  /// As TernaryMlp::train_step, with one Adam step per layer.
+  /// As TernaryMlp::train_step, with one Adam step per layer (one process: x is the batch).
   void train_step(const Mat& x, const Kokkos::View<std::int32_t*, Mem>& labels,
                   const Kokkos::View<float*, Mem>& losses,
-                  const Kokkos::View<std::int32_t*, Mem>& correct, std::int64_t offset) {
+                  const Kokkos::View<std::int32_t*, Mem>& correct, std::int64_t offset,
+                  std::int64_t batch) {
     const std::int64_t M = x.extent(0);
     const Mat logits = forward(x);
     const std::size_t L = layers_.size();
     softmax_cross_entropy(space_, logits, labels, losses, correct, offset, rows(grad_[L - 1], M),
-                          1.0f / float(M));
+                          1.0f / float(batch));
     ++step_;
     for (std::size_t l = L; l-- > 0;) {
       const Mat grad = rows(grad_[l], M);

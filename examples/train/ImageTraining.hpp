@@ -1,8 +1,8 @@
 // The image task's training loop: the data on the device, one shuffled pass over the training
 // images per epoch with a cosine learning-rate schedule, the test set evaluated after each epoch,
 // per-epoch checkpoints and the printed lines. Per-sample losses and hits are written to device
-// arrays and summed on the host in sample order, so the lines do not depend on the backend or
-// the thread count.
+// arrays and summed on the host in sample order, so the lines do not depend on the backend, the
+// thread count or the number of MPI ranks (each rank steps on its block of every batch).
 #pragma once
 
 #include "CosineSchedule.hpp"
@@ -50,12 +50,34 @@ struct DeviceSet {
   }
 };
 
-/// Mean loss and accuracy of per-sample results, summed on the host in sample order.
+/// Which rank handles a sample: a pass over `count` samples in batches of `batch`, every batch
+/// split into the ranks' blocks.
+struct BatchBlocks {
+  const Examples::Processes& processes;
+  std::int64_t count, batch;
+
+  /// This rank's block [first, last) of the batch that starts at sample `first`.
+  std::pair<std::int64_t, std::int64_t> block(std::int64_t first) const {
+    const auto [a, b] = processes.block(std::min(batch, count - first));
+    return {first + a, first + b};
+  }
+  bool mine(std::int64_t sample) const {
+    const auto [a, b] = block(sample - sample % batch);
+    return a <= sample && sample < b;
+  }
+};
+
+/// Mean loss and accuracy of per-sample results (each rank's in the samples `blocks` gives it),
+/// summed on the host in sample order.
 template <class Mem>
 std::pair<double, double> mean_loss_accuracy(const Kokkos::View<float*, Mem>& losses,
-                                             const Kokkos::View<std::int32_t*, Mem>& correct) {
+                                             const Kokkos::View<std::int32_t*, Mem>& correct,
+                                             const BatchBlocks& blocks) {
   const auto l = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, losses);
   const auto c = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, correct);
+  const auto mine = [&](std::int64_t m) { return blocks.mine(m); };
+  blocks.processes.share(l, mine);
+  blocks.processes.share(c, mine);
   double loss = 0, hits = 0;
   for (std::size_t m = 0; m < l.extent(0); ++m) {
     loss += l(m);
@@ -65,8 +87,8 @@ std::pair<double, double> mean_loss_accuracy(const Kokkos::View<float*, Mem>& lo
 }
 
 template <class ExecSpace, class Model>
-int train_images(const ExecSpace& space, Model& model, const ImageOptions& o,
-                 const DeviceSet<typename ExecSpace::memory_space>& train,
+int train_images(const Examples::Processes& processes, const ExecSpace& space, Model& model,
+                 const ImageOptions& o, const DeviceSet<typename ExecSpace::memory_space>& train,
                  const DeviceSet<typename ExecSpace::memory_space>& test) {
   using Mem = typename ExecSpace::memory_space;
   const std::int64_t steps_per_epoch = (train.count + o.batch - 1) / o.batch;
@@ -106,6 +128,9 @@ int train_images(const ExecSpace& space, Model& model, const ImageOptions& o,
     return Kokkos::subview(view, std::pair<std::int64_t, std::int64_t>(0, count));
   };
 
+  const BatchBlocks train_blocks{processes, train.count, o.batch};
+  const BatchBlocks test_blocks{processes, test.count, eval_rows};
+
   const auto t0 = std::chrono::steady_clock::now();
   double loss = 0, train_acc = 0, test_acc = 0;
   for (std::int64_t epoch = first_epoch; epoch <= last_epoch; ++epoch) {
@@ -116,21 +141,22 @@ int train_images(const ExecSpace& space, Model& model, const ImageOptions& o,
         space, order,
         Kokkos::View<const std::int32_t*, Kokkos::HostSpace>(host_order.data(), train.count));
     for (std::int64_t first = 0; first < train.count; first += o.batch) {
-      const std::int64_t M = std::min(o.batch, train.count - first);
+      const std::int64_t batch = std::min(o.batch, train.count - first);
+      const auto [a, b] = train_blocks.block(first);
       model.set_schedule(cosine_factor(model.step(), total_steps), o.decay_lr_scale);
-      gather_batch(space, train.x, train.y, order, first, rows(x, M), items(labels, M));
-      model.train_step(rows(x, M), items(labels, M), train_losses, train_correct, first);
+      gather_batch(space, train.x, train.y, order, a, rows(x, b - a), items(labels, b - a));
+      model.train_step(rows(x, b - a), items(labels, b - a), train_losses, train_correct, a, batch);
     }
     space.fence();
     const double train_seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - epoch_start).count();
-    std::tie(loss, train_acc) = mean_loss_accuracy(train_losses, train_correct);
+    std::tie(loss, train_acc) = mean_loss_accuracy(train_losses, train_correct, train_blocks);
     for (std::int64_t first = 0; first < test.count; first += eval_rows) {
-      const std::int64_t M = std::min(eval_rows, test.count - first);
-      gather_batch(space, test.x, test.y, identity, first, rows(x, M), items(labels, M));
-      model.evaluate(rows(x, M), items(labels, M), test_losses, test_correct, first);
+      const auto [a, b] = test_blocks.block(first);
+      gather_batch(space, test.x, test.y, identity, a, rows(x, b - a), items(labels, b - a));
+      model.evaluate(rows(x, b - a), items(labels, b - a), test_losses, test_correct, a);
     }
-    test_acc = mean_loss_accuracy(test_losses, test_correct).second;
+    test_acc = mean_loss_accuracy(test_losses, test_correct, test_blocks).second;
     std::printf("epoch=%lld loss=%.6f train_acc=%.4f test_acc=%.4f samples/s=%.0f\n",
                 (long long)epoch, loss, train_acc, test_acc, double(train.count) / train_seconds);
     std::fflush(stdout);
@@ -150,8 +176,13 @@ int train_images(const ExecSpace& space, Model& model, const ImageOptions& o,
 
 /// Loads the data, builds the model of `o` (ternary or the FP32 baseline) and trains it.
 template <class ExecSpace>
-int run_image_task(ImageOptions o) {
+int run_image_task(ImageOptions o, const Examples::Processes& processes) {
   using Mem = typename ExecSpace::memory_space;
+  if (o.fp32_baseline && processes.size() > 1) {
+    // Data-parallel Adam would sum float gradients across ranks: an order that changes the bits.
+    throw std::invalid_argument("--fp32-baseline runs as one process (" +
+                                std::to_string(processes.size()) + " ranks given)");
+  }
   if (!o.resume.empty()) {
     const Checkpoint checkpoint = read_checkpoint(o.resume);
     std::map<std::string, std::string> meta = checkpoint.metadata;
@@ -188,7 +219,8 @@ int run_image_task(ImageOptions o) {
         (long long)o.batch, (long long)o.epochs, o.seed, recipe.c_str(), load_seconds);
   };
   // Built for the baseline too, without activation buffers: its state size is printed.
-  TernaryMlp<ExecSpace> ternary(space, widths, o.params, o.seed, o.fp32_baseline ? 0 : max_rows);
+  TernaryMlp<ExecSpace> ternary(processes, space, widths, o.params, o.seed,
+                                o.fp32_baseline ? 0 : max_rows);
   const double ternary_bytes = ternary.state_bytes_per_weight();
   const auto state_line = [&](double fp32_bytes) {
     std::printf(
@@ -205,7 +237,7 @@ int run_image_task(ImageOptions o) {
     std::snprintf(recipe, sizeof recipe, "adam_lr=%g (cosine)", o.adam.lr);
     header(fp32.name(), recipe);
     state_line(fp32_adam_bytes);
-    return train_images(space, fp32, o, train, test);
+    return train_images(processes, space, fp32, o, train, test);
 #else
     throw std::invalid_argument("--fp32-baseline needs Kokkos Kernels (this build has none)");
 #endif
@@ -217,7 +249,7 @@ int run_image_task(ImageOptions o) {
                 o.decay_lr_scale ? " on lr and lr_scale" : " on lr");
   header(ternary.name(), recipe);
   state_line(fp32_adam_bytes);
-  return train_images(space, ternary, o, train, test);
+  return train_images(processes, space, ternary, o, train, test);
 }
 
 }  // namespace TernaryCounter::Train

@@ -2,13 +2,16 @@
 // between layers, no biases, every layer a TernaryLinear (0.75 byte per weight + 2 floats per
 // row of training state). One step: forward -> softmax cross-entropy -> for each layer from the
 // last: backward_input (not for the first layer: the images need no gradient) and
-// update_from_io. All products are the library's, bit-identical on every backend.
+// update_from_io. All products are the library's, bit-identical on every backend. Data parallel
+// under MPI (TernaryCounter_DataParallel.hpp): each rank steps on its block of the batch and the
+// collective update leaves every rank with the state one process would have.
 #pragma once
 
 #include "MlpInit.hpp"
 #include "MlpKernels.hpp"
 
 #include <TernaryCounter.hpp>
+#include <TernaryCounter_DataParallel.hpp>
 
 #include <Kokkos_Core.hpp>
 
@@ -28,12 +31,14 @@ class TernaryMlp {
 
   /// widths: layer widths from the input to the classes (every one but the last a multiple of
   /// 4); params: the update recipe at the schedule's start; max_rows: the largest batch.
-  TernaryMlp(const ExecSpace& space, const std::vector<std::int64_t>& widths,
-             const UpdateParams& params, std::uint32_t seed, std::int64_t max_rows)
-      : space_(space), base_(params) {
+  TernaryMlp(const Examples::Processes& processes, const ExecSpace& space,
+             const std::vector<std::int64_t>& widths, const UpdateParams& params,
+             std::uint32_t seed, std::int64_t max_rows)
+      : processes_(processes), space_(space), base_(params) {
     for (std::size_t l = 0; l + 1 < widths.size(); ++l) {
-      layers_.push_back(std::make_unique<TernaryLinear<ExecSpace>>(
-          space, layer_name(l), widths[l + 1], widths[l], params, rounding_seed(seed, l)));
+      layers_.push_back(std::make_unique<Examples::Layer<ExecSpace>>(
+          processes, space, layer_name(l), widths[l + 1], widths[l], params,
+          rounding_seed(seed, l)));
       randomize_ternary(layers_.back()->state(), init_seed(seed, l), init_scale(widths[l]));
       pre_.push_back(alloc("pre", max_rows, widths[l + 1]));
       grad_.push_back(alloc("grad", max_rows, widths[l + 1]));
@@ -51,16 +56,19 @@ class TernaryMlp {
     }
   }
 
-  /// One training step on x [M, widths[0]] with labels [M]; writes each sample's loss and
-  /// whether it was classified right (before the update) to losses / correct at `offset`.
+  /// One training step (collective) on a batch of `batch` samples, of which x [M, widths[0]]
+  /// with labels [M] are this rank's block; writes each of them's loss and whether it was
+  /// classified right (before the update) to losses / correct at `offset`.
   void train_step(const Mat& x, const Kokkos::View<std::int32_t*, Mem>& labels,
                   const Kokkos::View<float*, Mem>& losses,
-                  const Kokkos::View<std::int32_t*, Mem>& correct, std::int64_t offset) {
+                  const Kokkos::View<std::int32_t*, Mem>& correct, std::int64_t offset,
+                  std::int64_t batch) {
     const std::int64_t M = x.extent(0);
     const Mat logits = forward(x);
     const std::size_t L = layers_.size();
+    // The gradient of the mean loss over the whole batch: a sample's row is the same on any rank.
     softmax_cross_entropy(space_, logits, labels, losses, correct, offset, rows(grad_[L - 1], M),
-                          1.0f / float(M));
+                          1.0f / float(batch));
     for (std::size_t l = L; l-- > 0;) {
       const Mat grad = rows(grad_[l], M);
       const Mat input = l == 0 ? x : rows(act_[l], M);
@@ -97,11 +105,11 @@ class TernaryMlp {
   }
 
   void save(const std::string& path, const std::map<std::string, std::string>& metadata) const {
-    save_layers<Mem>(path, named_states(), step(), metadata);
+    Examples::save_layers<Mem>(processes_, path, named_states(), step(), metadata);
   }
   /// Loads every layer and the step count from `path`; returns the checkpoint's metadata.
   std::map<std::string, std::string> load(const std::string& path) {
-    const Checkpoint c = load_layers<Mem>(path, named_states());
+    const Checkpoint c = Examples::load_layers<Mem>(processes_, path, named_states());
     for (auto& layer : layers_) layer->set_step(c.step);
     return c.metadata;
   }
@@ -138,9 +146,10 @@ class TernaryMlp {
     return states;
   }
 
+  const Examples::Processes& processes_;
   ExecSpace space_;
   UpdateParams base_;
-  std::vector<std::unique_ptr<TernaryLinear<ExecSpace>>> layers_;
+  std::vector<std::unique_ptr<Examples::Layer<ExecSpace>>> layers_;
   std::vector<Mat> pre_, grad_, act_;  // per layer: its output, its output's gradient, its input
 };
 

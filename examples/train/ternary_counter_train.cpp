@@ -437,22 +437,16 @@ int run(Options o, const Processes& processes) {
 // Runs the image task on the execution space --exec names.
 int run_images(const std::vector<std::string>& args, const std::string& data_dir,
                const Processes& processes) {
-  // The image task has no data-parallel loop yet: every rank would train the whole model.
-  if (processes.size() > 1) {
-    throw std::invalid_argument("--dataset fashion-mnist runs as one process so far (" +
-                                std::to_string(processes.size()) +
-                                " ranks given); under mpirun use --dataset teacher");
-  }
   Train::ImageOptions o = Train::parse_image_options(args);
   o.data_dir = data_dir;
   if (o.exec == "serial") {
 #ifdef KOKKOS_ENABLE_SERIAL
-    return Train::run_image_task<Kokkos::Serial>(o);
+    return Train::run_image_task<Kokkos::Serial>(o, processes);
 #else
     throw std::invalid_argument("--exec serial: this Kokkos build has no Serial backend");
 #endif
   }
-  return Train::run_image_task<Kokkos::DefaultExecutionSpace>(o);
+  return Train::run_image_task<Kokkos::DefaultExecutionSpace>(o, processes);
 }
 
 }  // namespace
