@@ -140,9 +140,11 @@ TEST(Linear, ForwardAndBackwardInputMatchHostLoopsBitExact) {
        {LinearShape{1, 1, 4, 2}, LinearShape{3, 5, 12, 8}, LinearShape{7, 33, 36, 11},
         LinearShape{9, 17, 260, 8}, LinearShape{64, 40, 128, 5}, LinearShape{0, 3, 8, 8},
         LinearShape{5, 0, 8, 8}, LinearShape{130, 129, 516, 8},
-        // A few samples (a GPU's small-batch forward): several 128-row teams and 64-column
-        // steps, the last one partial.
-        LinearShape{16, 300, 200, 8}, LinearShape{13, 129, 68, 11}, LinearShape{4, 257, 388, 3}}) {
+        // A few samples (a GPU's small-batch forward): several 64-row teams and 64-column
+        // steps, the last one partial; then whole teams and steps (word-aligned rows), with 16
+        // samples and with fewer.
+        LinearShape{16, 300, 200, 8}, LinearShape{13, 129, 68, 11}, LinearShape{4, 257, 388, 3},
+        LinearShape{16, 256, 320, 8}, LinearShape{5, 200, 128, 11}}) {
     check_linear(sh, false);
   }
 }

@@ -36,7 +36,9 @@ struct SmallBatchForward {
   static constexpr int sample_runs = max_samples * step_cols / 4 / team_size;
   static constexpr int stage_floats = max_samples * step_cols + team_rows * weight_stride;
 
-  using policy_type = Kokkos::TeamPolicy<ExecSpace, Kokkos::LaunchBounds<team_size, 4>>;
+  // Two teams per multiprocessor: even a 16384-row layer has only 256 teams, and the registers
+  // beyond a 4-team budget hold the prefetched words instead of spilling them.
+  using policy_type = Kokkos::TeamPolicy<ExecSpace, Kokkos::LaunchBounds<team_size, 2>>;
   using member_type = typename policy_type::member_type;
 
   Weights weights;  ///< t[o, i]: k = i, j = o; its scale is applied at the end
@@ -80,18 +82,21 @@ struct SmallBatchForward {
   }
 
   KOKKOS_FUNCTION void operator()(const member_type& team) const {
+    const std::int64_t row0 = std::int64_t(team.league_rank()) * team_rows;
     auto* scratch = static_cast<float*>(team.team_shmem().get_shmem_aligned(scratch_bytes(), 16));
     const int tid = team.team_rank();
     const int lane = tid % lanes, quad = tid / lanes;
-    const std::int64_t row0 = std::int64_t(team.league_rank()) * team_rows;
     // The next step's operands wait in registers (weights still packed) while this step runs,
     // so the memory latency overlaps the arithmetic; one barrier per step.
-    typename Weights::raw_type next_w[weight_runs];
+    // Weights are extracted from their words when staged (that waits for the loads). A thread's
+    // runs share one column offset, and a step is 48 bytes: one group_shift for all of them.
+    LoadedGroup next_w[weight_runs];
+    const int shift = weights.group_shift(run_col(tid));
     typename Samples::raw_type next_x[sample_runs];
     const auto load = [&](std::int64_t i0) {
       for (int j = 0; j < weight_runs; ++j) {
         const int q = tid + j * team_size;
-        next_w[j] = weights.fetch(i0 + run_col(q), row0 + run_row(q));
+        next_w[j] = weights.fetch_loaded(i0 + run_col(q), row0 + run_row(q));
       }
       for (int j = 0; j < sample_runs; ++j) {
         const int q = tid + j * team_size;
@@ -103,7 +108,7 @@ struct SmallBatchForward {
       for (int j = 0; j < weight_runs; ++j) {
         const int q = tid + j * team_size;
         *reinterpret_cast<Float4*>(ts + run_row(q) * weight_stride + run_col(q)) =
-            weights.expand(next_w[j]);
+            weights.expand(next_w[j], shift);
       }
       for (int j = 0; j < sample_runs; ++j) {
         const int q = tid + j * team_size;

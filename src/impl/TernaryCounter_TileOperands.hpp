@@ -79,11 +79,23 @@ struct MatrixOperand {
   }
 };
 
-/// t of a valid code without an integer division: t = [k >= lv] + [k >= 2 lv] - 1.
+/// t of a valid code by two selects (no division, no int-to-float conversion: both are slow on
+/// GPUs, and a step decodes every code it stages).
 KOKKOS_INLINE_FUNCTION float ternary_value(std::uint32_t word, int lane, int lv) {
   const int k = group_code(word, lane);
-  return float(int(k >= lv) + int(k >= 2 * lv) - 1);
+  return k >= 2 * lv ? 1.0f : (k >= lv ? 0.0f : -1.0f);
 }
+
+/// The two aligned words that hold a group of codes, as loaded. Extracting the group waits for
+/// the loads, so a kernel that prefetches keeps this until it stages; the group starts at bit
+/// TernaryOperand::group_shift(column) of them, which is the same for every row.
+struct LoadedGroup {
+  std::uint32_t low = 0, high = 0;
+
+  KOKKOS_INLINE_FUNCTION std::uint32_t word(int shift) const {
+    return std::uint32_t(((std::uint64_t(high) << 32) | low) >> shift) & 0xFFFFFFu;
+  }
+};
 
 /// The packed weights, decoded while they are staged: a four-element run is one 3-byte group of
 /// codes. Element (k, j) is t[j, k] when AlongDepth (forward: the depth is the input column),
@@ -126,11 +138,12 @@ struct TernaryOperand {
     return word_loads ? aligned_group_at(bytes) : load_group(bytes);
   }
   KOKKOS_INLINE_FUNCTION static std::uint32_t aligned_group_at(const std::uint8_t* bytes) {
+    return loaded_words(bytes).word(8 * int(reinterpret_cast<std::uintptr_t>(bytes) & 3));
+  }
+  KOKKOS_INLINE_FUNCTION static LoadedGroup loaded_words(const std::uint8_t* bytes) {
     const std::uintptr_t address = reinterpret_cast<std::uintptr_t>(bytes);
     const auto* words = reinterpret_cast<const std::uint32_t*>(address & ~std::uintptr_t(3));
-    const int shift = 8 * int(address & 3);
-    const std::uint64_t high = shift > 8 ? words[1] : 0u;
-    return std::uint32_t(((high << 32) | words[0]) >> shift) & 0xFFFFFFu;
+    return {words[0], (address & 3) > 1 ? words[1] : 0u};
   }
 
   /// Every run of the slices [k0, k0 + D) x [j0, j0 + W), k0 < depth, is inside the codes and
@@ -162,6 +175,24 @@ struct TernaryOperand {
     } else {
       return Raw{word, inside ? scale(row) : 0.0f};
     }
+  }
+
+  /// fetch, with the group left as loaded (LoadedGroup); for AlongDepth operands.
+  KOKKOS_INLINE_FUNCTION LoadedGroup fetch_loaded(std::int64_t k, std::int64_t j) const {
+    static_assert(AlongDepth, "runs across carry the row's scale too");
+    if (!(j < rows() && k < cols())) {  // t = 0, placed where group_shift(k) expects a group
+      const std::uint64_t zero = std::uint64_t(zero_group) << group_shift(k);
+      return {std::uint32_t(zero), std::uint32_t(zero >> 32)};
+    }
+    const std::uint8_t* bytes = &codes(j, bytes_per_group * (k / codes_per_group));
+    return word_loads ? loaded_words(bytes) : LoadedGroup{load_group(bytes), 0u};
+  }
+  /// Where the group of column k starts in its LoadedGroup (bits), in every row.
+  KOKKOS_INLINE_FUNCTION int group_shift(std::int64_t k) const {
+    return word_loads ? 8 * int((bytes_per_group * (k / codes_per_group)) & 3) : 0;
+  }
+  KOKKOS_INLINE_FUNCTION Float4 expand(const LoadedGroup& loaded, int shift) const {
+    return expand(loaded.word(shift));
   }
 
   KOKKOS_INLINE_FUNCTION Float4 expand(const raw_type& raw) const {
