@@ -3,7 +3,7 @@
 #include "impl/TernaryCounter_ExecutionSpaces.hpp"
 
 #include <Kokkos_Profiling_ScopedRegion.hpp>
-#include "impl/TernaryCounter_SmallBatchForward.hpp"
+#include "impl/TernaryCounter_SmallBatchProduct.hpp"
 #include "impl/TernaryCounter_TileGemm.hpp"
 #include "impl/TernaryCounter_TileOperands.hpp"
 #include "impl/TernaryCounter_Validation.hpp"
@@ -47,6 +47,20 @@ struct BackwardInputProduct {
   }
 };
 
+/// forward or backward_input: by the small-batch kernel for a few samples on GPUs, else by the
+/// tile engine.
+template <class ExecSpace, class Product>
+void run_product(const ExecSpace& space, const Product& product, const char* label) {
+  if constexpr (Tiling<ExecSpace>::small_batch) {
+    using Small = SmallBatchProduct<ExecSpace, Product>;
+    if (Small::serves(product.rows())) {
+      Small{product}.run(space, label);
+      return;
+    }
+  }
+  run_tile_gemm(space, product, label);
+}
+
 template <class MemorySpace>
 void validate_layer(const char* call, const PackedState<MemorySpace>& state) {
   if (state.codes.extent(1) % bytes_per_group != 0) {
@@ -76,19 +90,10 @@ void forward(const ExecSpace& space, const PackedState<typename ExecSpace::memor
   Impl::require_extent("forward", "y.extent(1)", y.extent(1), "the state's out", state.out());
   Impl::require_extent("forward", "y.extent(0) (M)", y.extent(0), "x.extent(0) (M)", x.extent(0));
   using Mem = typename ExecSpace::memory_space;
-  if constexpr (Tiling<ExecSpace>::small_batch_forward) {
-    if (Impl::SmallBatchForward<ExecSpace>::serves(x.extent(0))) {
-      Impl::SmallBatchForward<ExecSpace>{
-          Impl::TernaryOperand<Mem, true>(state.codes, state.scale, state.C),
-          Impl::MatrixOperand<Mem, true>(x, 0, state.in(), x.extent(0)), y}
-          .run(space);
-      return;
-    }
-  }
   const Impl::ForwardProduct<Mem> product{
       Impl::MatrixOperand<Mem, true>(x, 0, state.in(), x.extent(0)),
       Impl::TernaryOperand<Mem, true>(state.codes, state.scale, state.C), y};
-  Impl::run_tile_gemm(space, product, "TernaryCounter::forward");
+  Impl::run_product(space, product, "TernaryCounter::forward");
 }
 
 template <class ExecSpace>
@@ -108,7 +113,7 @@ void backward_input(const ExecSpace& space,
   const Impl::BackwardInputProduct<Mem> product{
       Impl::MatrixOperand<Mem, true>(grad_out, 0, state.out(), grad_out.extent(0)),
       Impl::TernaryOperand<Mem, false>(state.codes, state.scale, state.C), grad_x};
-  Impl::run_tile_gemm(space, product, "TernaryCounter::backward_input");
+  Impl::run_product(space, product, "TernaryCounter::backward_input");
 }
 
 #define TERNARYCOUNTER_INSTANTIATE_LINEAR(SPACE)                                             \

@@ -20,8 +20,9 @@ struct Tiling {
   static constexpr int col_split = 1;    ///< micro-tile columns likewise
   static constexpr bool register_accumulators = false;  ///< one micro-tile per thread, kept live
   static constexpr int update_team_size = 1;            ///< threads per row in the row update
-  /// forward of <= 16 samples by SmallBatchForward (GPUs; host tiles already skip the padding).
-  static constexpr bool small_batch_forward = false;
+  /// forward and backward_input of <= 16 samples by SmallBatchProduct (GPUs; host tiles
+  /// already skip the padding).
+  static constexpr bool small_batch = false;
   /// Target size of the gradient-rows workspace of update_from_io.
   static constexpr std::size_t workspace_bytes = std::size_t(8) << 20;
 };
@@ -40,7 +41,7 @@ struct GpuTiling {
   /// Up to one 8-group unit per thread (rows of up to 32768 weights), so each thread keeps its
   /// first unit between the row sums and the code update.
   static constexpr int update_team_size = 1024;
-  static constexpr bool small_batch_forward = true;
+  static constexpr bool small_batch = true;
   /// Large enough that a big layer is a few chunks (each chunk is two launches).
   static constexpr std::size_t workspace_bytes = std::size_t(256) << 20;
   static constexpr int threads_per_multiprocessor = 2048;  ///< concurrency() per multiprocessor

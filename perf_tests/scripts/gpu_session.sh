@@ -56,7 +56,7 @@ for step in "$@"; do
     ;;
   ncu)
     # Kokkos kernels all launch through one CUDA function: match the functor in the demangled name.
-    for kernel in ${NCU_KERNELS:-TileGemm.*GradientProduct TileGemm.*ForwardProduct TileGemm.*BackwardInputProduct SmallBatchForward RowUpdateKernel}; do
+    for kernel in ${NCU_KERNELS:-TileGemm.*GradientProduct TileGemm.*ForwardProduct TileGemm.*BackwardInputProduct SmallBatchProduct RowUpdateKernel}; do
       ncu --clock-control none --kernel-name-base demangled --kernel-name regex:$kernel \
         --launch-skip 4 --launch-count 1 --section SpeedOfLight --section Occupancy \
         --section LaunchStats --section MemoryWorkloadAnalysis --section WarpStateStats --section InstructionStats \

@@ -88,13 +88,18 @@ KOKKOS_INLINE_FUNCTION float ternary_value(std::uint32_t word, int lane, int lv)
 
 /// The two aligned words that hold a group of codes, as loaded. Extracting the group waits for
 /// the loads, so a kernel that prefetches keeps this until it stages; the group starts at bit
-/// TernaryOperand::group_shift(column) of them, which is the same for every row.
+/// TernaryOperand::group_shift of them, which depends on the column only. Runs across the depth
+/// carry their row's scale too.
 struct LoadedGroup {
   std::uint32_t low = 0, high = 0;
 
   KOKKOS_INLINE_FUNCTION std::uint32_t word(int shift) const {
     return std::uint32_t(((std::uint64_t(high) << 32) | low) >> shift) & 0xFFFFFFu;
   }
+};
+struct ScaledLoadedGroup {
+  LoadedGroup group;
+  float scale = 0.0f;
 };
 
 /// The packed weights, decoded while they are staged: a four-element run is one 3-byte group of
@@ -177,22 +182,37 @@ struct TernaryOperand {
     }
   }
 
-  /// fetch, with the group left as loaded (LoadedGroup); for AlongDepth operands.
-  KOKKOS_INLINE_FUNCTION LoadedGroup fetch_loaded(std::int64_t k, std::int64_t j) const {
-    static_assert(AlongDepth, "runs across carry the row's scale too");
-    if (!(j < rows() && k < cols())) {  // t = 0, placed where group_shift(k) expects a group
-      const std::uint64_t zero = std::uint64_t(zero_group) << group_shift(k);
-      return {std::uint32_t(zero), std::uint32_t(zero >> 32)};
+  /// fetch, with the group left as loaded (expand(loaded, group_shift(k, j)) decodes it).
+  using loaded_type = std::conditional_t<AlongDepth, LoadedGroup, ScaledLoadedGroup>;
+  KOKKOS_INLINE_FUNCTION loaded_type fetch_loaded(std::int64_t k, std::int64_t j) const {
+    const std::int64_t row = AlongDepth ? j : k, col = AlongDepth ? k : j;
+    LoadedGroup g;
+    const bool inside = row < rows() && col < cols();
+    if (inside) {
+      const std::uint8_t* bytes = &codes(row, bytes_per_group * (col / codes_per_group));
+      g = word_loads ? loaded_words(bytes) : LoadedGroup{load_group(bytes), 0u};
+    } else {  // t = 0, placed where group_shift expects a group
+      const std::uint64_t zero = std::uint64_t(zero_group) << group_shift(k, j);
+      g = {std::uint32_t(zero), std::uint32_t(zero >> 32)};
     }
-    const std::uint8_t* bytes = &codes(j, bytes_per_group * (k / codes_per_group));
-    return word_loads ? loaded_words(bytes) : LoadedGroup{load_group(bytes), 0u};
+    if constexpr (AlongDepth) {
+      return g;
+    } else {
+      return {g, inside ? scale(row) : 0.0f};
+    }
   }
-  /// Where the group of column k starts in its LoadedGroup (bits), in every row.
-  KOKKOS_INLINE_FUNCTION int group_shift(std::int64_t k) const {
-    return word_loads ? 8 * int((bytes_per_group * (k / codes_per_group)) & 3) : 0;
+  /// Where the group of element (k, j) starts in its loaded words (bits): by column only.
+  KOKKOS_INLINE_FUNCTION int group_shift(std::int64_t k, std::int64_t j) const {
+    const std::int64_t col = AlongDepth ? k : j;
+    return word_loads ? 8 * int((bytes_per_group * (col / codes_per_group)) & 3) : 0;
   }
   KOKKOS_INLINE_FUNCTION Float4 expand(const LoadedGroup& loaded, int shift) const {
+    static_assert(AlongDepth);
     return expand(loaded.word(shift));
+  }
+  KOKKOS_INLINE_FUNCTION Float4 expand(const ScaledLoadedGroup& loaded, int shift) const {
+    static_assert(!AlongDepth);
+    return expand(Raw{loaded.group.word(shift), loaded.scale});
   }
 
   KOKKOS_INLINE_FUNCTION Float4 expand(const raw_type& raw) const {

@@ -1,0 +1,179 @@
+// forward and backward_input for a few samples (M <= 16: evaluation, inference, small batches)
+// on GPUs. There the tile engine's tiles would be mostly padding, and the product is bound by
+// reading the weights, which are 0.75 byte per weight here against a dense layer's 4.
+//
+// A Product (ForwardProduct, BackwardInputProduct) supplies the samples operand a (k along the
+// depth, j = m), the weights operand b (k along the depth, j across) and store(m, j, acc). A team
+// owns 64 columns j of the output. Per step of 64 depth indices it stages the samples' slice and
+// the decoded weights (each code decoded once per team, into scratch, as [j][k]), then each
+// thread accumulates a 2-column x 4-sample register block (a warp per 4 samples). Each element
+// is the documented fma chain over the depth in ascending order: the bits equal the tile
+// engine's.
+#pragma once
+
+#include "impl/TernaryCounter_Float4.hpp"
+#include "impl/TernaryCounter_TileOperands.hpp"
+#include "impl/TernaryCounter_Unroll.hpp"
+
+#include <Kokkos_Core.hpp>
+
+#include <cstdint>
+
+namespace TernaryCounter::Impl {
+
+template <class ExecSpace, class Product>
+struct SmallBatchProduct {
+  using memory_space = typename ExecSpace::memory_space;
+  using Samples = decltype(Product::a);
+  using Weights = decltype(Product::b);
+  static_assert(Samples::along_depth, "the samples' slice is staged as runs along the depth");
+  static constexpr int max_samples = 16;
+  static constexpr int lanes = 32;         ///< a warp: columns j0 + lane + 32 r
+  static constexpr int block_cols = 2;     ///< columns of a thread's register block
+  static constexpr int block_samples = 4;  ///< samples of a thread's register block (a warp's)
+  static constexpr int team_cols = lanes * block_cols;
+  static constexpr int team_size = lanes * (max_samples / block_samples);
+  static constexpr int step_depth = 64;                 ///< depth indices staged per step
+  static constexpr int weight_stride = step_depth + 4;  ///< padded: conflict-free column reads
+  static constexpr int weight_runs = team_cols * step_depth / 4 / team_size;  ///< per thread
+  static constexpr int sample_runs = max_samples * step_depth / 4 / team_size;
+  static constexpr int stage_floats = max_samples * step_depth + team_cols * weight_stride;
+
+  // Two teams per multiprocessor: even a 16384-column product has only 256 teams, and the
+  // registers beyond a 4-team budget hold the prefetched words instead of spilling them.
+  using policy_type = Kokkos::TeamPolicy<ExecSpace, Kokkos::LaunchBounds<team_size, 2>>;
+  using member_type = typename policy_type::member_type;
+
+  Product product;
+
+  KOKKOS_INLINE_FUNCTION static std::size_t scratch_bytes() {
+    return sizeof(float) * 2 * stage_floats + 16;
+  }
+
+  /// Run q of a step's weight slice: where it starts (kk along the depth, jj across). Runs along
+  /// the depth: consecutive threads read a row's consecutive groups (coalesced). Runs across: a
+  /// thread per depth index, so that their transposed stores hit consecutive banks.
+  struct WeightRun {
+    int kk, jj;
+    KOKKOS_INLINE_FUNCTION explicit WeightRun(int q) {
+      if constexpr (Weights::along_depth) {
+        jj = q / (step_depth / 4);
+        kk = 4 * (q % (step_depth / 4));
+      } else {
+        kk = q % step_depth;
+        jj = 4 * (q / step_depth);
+      }
+    }
+  };
+  // Run q of the samples' slice: sample q / 16, depth 4 (q % 16), staged as [m][kk].
+  KOKKOS_INLINE_FUNCTION static int sample_of(int q) { return q / (step_depth / 4); }
+  KOKKOS_INLINE_FUNCTION static int sample_depth(int q) { return 4 * (q % (step_depth / 4)); }
+
+  /// acc[r][s] = fma(a[s][kk], b[r][kk], acc[r][s]) for the step's kk ascending (Depth > 0: a
+  /// full step, known at compile time; else `depth`, which may end inside a run of four).
+  template <int Depth>
+  KOKKOS_INLINE_FUNCTION static void step_fma(float (&acc)[block_cols][block_samples],
+                                              const float* as, const float* bs, int lane, int quad,
+                                              int depth = Depth) {
+    TERNARYCOUNTER_UNROLL
+    for (int c = 0; c < (Depth > 0 ? Depth : depth); c += 4) {
+      Float4 b[block_cols], a[block_samples];
+      for (int r = 0; r < block_cols; ++r) {
+        b[r] = *reinterpret_cast<const Float4*>(bs + (lane + lanes * r) * weight_stride + c);
+      }
+      for (int s = 0; s < block_samples; ++s) {
+        a[s] = *reinterpret_cast<const Float4*>(as + (block_samples * quad + s) * step_depth + c);
+      }
+      for (int e = 0; e < 4; ++e) {
+        if (Depth == 0 && c + e >= depth) break;
+        for (int r = 0; r < block_cols; ++r) {
+          for (int s = 0; s < block_samples; ++s) {
+            acc[r][s] = Kokkos::fma(a[s].v[e], b[r].v[e], acc[r][s]);
+          }
+        }
+      }
+    }
+  }
+
+  KOKKOS_FUNCTION void operator()(const member_type& team) const {
+    auto* scratch = static_cast<float*>(team.team_shmem().get_shmem_aligned(scratch_bytes(), 16));
+    const int tid = team.team_rank();
+    const int lane = tid % lanes, quad = tid / lanes;
+    const std::int64_t j0 = std::int64_t(team.league_rank()) * team_cols;
+    const std::int64_t total = product.depth();
+    // The next step's operands wait in registers while this step runs, so the memory latency
+    // overlaps the arithmetic; one barrier per step. The weights stay as loaded until they are
+    // staged: extracting a group waits for its loads.
+    typename Weights::loaded_type next_b[weight_runs];
+    typename Samples::raw_type next_a[sample_runs];
+    const auto load = [&](std::int64_t k0) {
+      for (int j = 0; j < weight_runs; ++j) {
+        const WeightRun run(tid + j * team_size);
+        next_b[j] = product.b.fetch_loaded(k0 + run.kk, j0 + run.jj);
+      }
+      for (int j = 0; j < sample_runs; ++j) {
+        const int q = tid + j * team_size;
+        next_a[j] = product.a.fetch(k0 + sample_depth(q), sample_of(q));
+      }
+    };
+    const auto stage = [&](float* buffer, std::int64_t k0) {
+      float* bs = buffer + max_samples * step_depth;
+      for (int j = 0; j < weight_runs; ++j) {
+        const WeightRun run(tid + j * team_size);
+        const Float4 w =
+            product.b.expand(next_b[j], product.b.group_shift(k0 + run.kk, j0 + run.jj));
+        if constexpr (Weights::along_depth) {
+          *reinterpret_cast<Float4*>(bs + run.jj * weight_stride + run.kk) = w;
+        } else {
+          for (int e = 0; e < 4; ++e) bs[(run.jj + e) * weight_stride + run.kk] = w.v[e];
+        }
+      }
+      for (int j = 0; j < sample_runs; ++j) {
+        const int q = tid + j * team_size;
+        *reinterpret_cast<Float4*>(buffer + sample_of(q) * step_depth + sample_depth(q)) =
+            product.a.expand(next_a[j]);
+      }
+    };
+    float acc[block_cols][block_samples] = {};
+    const std::int64_t steps = (total + step_depth - 1) / step_depth;
+    if (steps > 0) {
+      load(0);
+      stage(scratch, 0);
+    }
+    team.team_barrier();
+    for (std::int64_t step = 0; step < steps; ++step) {
+      const float* as = scratch + (step % 2) * stage_floats;
+      const float* bs = as + max_samples * step_depth;
+      const std::int64_t next = (step + 1) * step_depth;
+      const int depth = int(Kokkos::min(std::int64_t(step_depth), total - step * step_depth));
+      if (step + 1 < steps) load(next);
+      if (depth == step_depth) {
+        step_fma<step_depth>(acc, as, bs, lane, quad);  // unrolled: loads scheduled ahead
+      } else {
+        step_fma<0>(acc, as, bs, lane, quad, depth);
+      }
+      if (step + 1 < steps) stage(scratch + ((step + 1) % 2) * stage_floats, next);
+      team.team_barrier();
+    }
+    for (int r = 0; r < block_cols; ++r) {
+      const std::int64_t j = j0 + lane + lanes * r;
+      for (int s = 0; s < block_samples; ++s) {
+        const std::int64_t m = block_samples * quad + s;
+        if (j < product.cols() && m < product.rows()) product.store(m, j, acc[r][s]);
+      }
+    }
+  }
+
+  /// Whether this kernel serves a product of `samples` samples.
+  static bool serves(std::int64_t samples) { return samples > 0 && samples <= max_samples; }
+
+  void run(const ExecSpace& space, const char* label) const {
+    const std::int64_t teams = (product.cols() + team_cols - 1) / team_cols;
+    if (teams == 0) return;
+    const auto policy =
+        policy_type(space, teams, team_size).set_scratch_size(0, Kokkos::PerTeam(scratch_bytes()));
+    Kokkos::parallel_for(label, policy, *this);
+  }
+};
+
+}  // namespace TernaryCounter::Impl
