@@ -1,4 +1,5 @@
-// ternary-counter-perf [--shape OUTxINxM]... [--shapes llm] [--workspace-mib N] [--repeat N]
+// ternary-counter-perf [--shape OUTxINxM]... [--shapes llm] [--workspace-mib N] [--team-size N]
+// [--repeat N]
 //                      [--json FILE]
 // Times, per shape and in one run: update_from_io (the strict path, with a caller-owned
 // workspace), the vendor path (vendor SGEMM forming grad_w, then our dense update) and the dense
@@ -32,7 +33,7 @@ using namespace TernaryCounter::Perf;
 
 const char* const usage =
     "usage: ternary-counter-perf [--shape OUTxINxM]... [--shapes llm] [--workspace-mib N]\n"
-    "                            [--repeat N] [--json FILE] [--help]\n"
+    "                            [--team-size N] [--repeat N] [--json FILE] [--help]\n"
     "  --shape OUTxINxM  a layer of OUT x IN weights updated from M samples (repeatable;\n"
     "                    IN a multiple of 4). Default: 1024x1024x8192 2048x2048x4096\n"
     "                    4096x4096x4096 4096x4096x16384 11008x4096x4096 4096x11008x4096\n"
@@ -42,6 +43,8 @@ const char* const usage =
     "                    step; about 45 GB of device memory), with any --shape given\n"
     "  --workspace-mib N update_from_io's workspace budget (default: the library's, see\n"
     "                    from_io_workspace_rows)\n"
+    "  --team-size N     threads per row of the update (UpdateParams::team_size; default 0:\n"
+    "                    the backend's choice)\n"
     "  --repeat N        timed repeats per measurement, N >= 5 (default 7); the median counts\n"
     "  --json FILE       also write the results as JSON to FILE\n"
     "  --kokkos-...      Kokkos options (e.g. --kokkos-num-threads=2) pass through to Kokkos\n";
@@ -61,6 +64,7 @@ struct Options {
   std::vector<Shape> shapes;
   int repeat = 7;
   std::int64_t workspace_mib = 0;  ///< 0: the library's default budget
+  int team_size = 0;               ///< UpdateParams::team_size
   std::string json;
   bool help = false;
 };
@@ -113,7 +117,7 @@ Options parse_options(int argc, char** argv) {
       value = arg.substr(eq + 1);
       arg = arg.substr(0, eq);
     } else if (arg == "--shape" || arg == "--shapes" || arg == "--workspace-mib" ||
-               arg == "--repeat" || arg == "--json") {
+               arg == "--team-size" || arg == "--repeat" || arg == "--json") {
       if (k + 1 >= argc) throw UsageError(arg + " needs a value (see --help)");
       value = argv[++k];
     }
@@ -125,6 +129,10 @@ Options parse_options(int argc, char** argv) {
       options.shapes.push_back({65536, 40000, 256});
     } else if (arg == "--workspace-mib") {
       options.workspace_mib = parse_positive(value, "--workspace-mib");
+    } else if (arg == "--team-size") {
+      const std::int64_t n = parse_positive(value, "--team-size");
+      if (n > 1024) throw UsageError("--team-size must be at most 1024, got " + value);
+      options.team_size = int(n);
     } else if (arg == "--repeat") {
       const std::int64_t n = parse_positive(value, "--repeat");
       if (n < 5 || n > 1000000) {
@@ -202,6 +210,7 @@ struct ShapeResult {
   Samples forward, backward_input, layer_step;                       ///< the ternary layer
   Samples vendor_forward, vendor_backward_input, vendor_layer_step;  ///< a dense FP32 layer
   std::int64_t workspace_rows = 0;
+  int team_size = 0;  ///< UpdateParams::team_size of the run (0: the backend's choice)
   std::int64_t code_mismatches = 0;
   std::int64_t skipped_rows = 0;
 
@@ -236,6 +245,7 @@ ShapeResult run_shape(const ExecSpace& space, const VendorGemm& vendor, const Sh
   const Matrix y(alloc("y"), shape.m, shape.out);
   const Matrix grad_x(alloc("grad_x"), shape.m, shape.in);
   const Matrix dense_w(alloc("dense_w"), shape.out, shape.in);  // the FP32 layer's weights
+  r.team_size = options.team_size;
   r.workspace_rows =
       from_io_workspace_rows<ExecSpace>(shape.out, shape.in, options.workspace_mib << 20);
   const Matrix workspace(alloc("workspace"), r.workspace_rows, shape.in);
@@ -244,6 +254,7 @@ ShapeResult run_shape(const ExecSpace& space, const VendorGemm& vendor, const Sh
   fill_normal(space, dense_w, 3, 1e-2f);
 
   UpdateParams params;
+  params.team_size = options.team_size;
   PackedState<MemSpace> state("TernaryCounter::Perf::state", shape.out, shape.in, params.C);
   // One step first so the timed steps start from a state with nonzero counters and scales.
   params.seed = 1;
@@ -382,6 +393,7 @@ std::string record_json(const ShapeResult& r, const CopyBandwidth& copy) {
       .num("dense_update_fraction_of_copy", r.dense_gbps() / copy.gbps())
       .integer("from_io_extra_bytes", r.from_io_extra_bytes())
       .integer("from_io_workspace_rows", r.workspace_rows)
+      .integer("update_team_size", r.team_size)
       .integer("vendor_path_extra_bytes", r.vendor_extra_bytes())
       .integer("code_mismatches_from_io_vs_vendor", r.code_mismatches)
       .num("code_mismatch_fraction", double(r.code_mismatches) / weights)
