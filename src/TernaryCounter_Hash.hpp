@@ -24,8 +24,9 @@ KOKKOS_INLINE_FUNCTION constexpr std::uint32_t element_index(std::int64_t global
 }
 
 /// Rounding threshold u in [0, 1): 24 hash bits scaled by 2^-24 (both steps exact in float).
+/// The bits are converted as a signed int (the same value): x86 vectorizes only that conversion.
 KOKKOS_INLINE_FUNCTION constexpr float uniform01(std::uint32_t seed, std::uint32_t element) {
-  return float(hash_u32(seed ^ hash_u32(element)) & 0xFFFFFFu) * 0x1p-24f;
+  return float(std::int32_t(hash_u32(seed ^ hash_u32(element)) & 0xFFFFFFu)) * 0x1p-24f;
 }
 
 }  // namespace TernaryCounter
