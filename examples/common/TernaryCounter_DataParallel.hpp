@@ -100,8 +100,13 @@ class Processes {
   /// Per-sample values of which each rank computed those that `mine(m)` claims, every sample
   /// claimed by exactly one rank: afterwards every rank holds all of them (the entries it did
   /// not claim are overwritten). Exact: each sum adds one rank's value to zeros.
-  template <class T, class Mine>
-  void share(const Kokkos::View<T*, Kokkos::HostSpace>& values, const Mine& mine) const {
+  /// HostView: a rank-1 View of float or int in host memory (a host mirror's type varies with
+  /// the build).
+  template <class HostView, class Mine>
+  void share(const HostView& values, const Mine& mine) const {
+    using T = typename HostView::non_const_value_type;
+    static_assert(
+        Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename HostView::memory_space>::accessible);
 #ifdef TERNARYCOUNTER_EXAMPLES_HAVE_MPI
     if (size_ == 1) return;
     for (std::size_t m = 0; m < values.extent(0); ++m) {
