@@ -52,3 +52,15 @@ foreach(task IN LISTS tasks)
     message(STATUS "${task}, ${n} ranks: same lines and checkpoint bytes")
   endforeach()
 endforeach()
+
+# The FP32 baseline has no data-parallel loop: more than one rank is refused on every rank, with
+# the reason, before any data is read.
+list(FIND tasks image image_index)
+if(image_index GREATER -1)
+  execute_process(COMMAND ${MPIEXEC} -np 2 ${MPIFLAGS} ${TRAIN} ${image_args} --fp32-baseline
+                  OUTPUT_VARIABLE text ERROR_VARIABLE err RESULT_VARIABLE rc)
+  if(rc EQUAL 0 OR NOT err MATCHES "--fp32-baseline runs as one process \\(2 ranks given\\)")
+    message(FATAL_ERROR "--fp32-baseline under 2 ranks: rc ${rc}, expected the refusal:\n${text}\n${err}")
+  endif()
+  message(STATUS "--fp32-baseline under 2 ranks: refused")
+endif()
