@@ -12,6 +12,9 @@
 
 #include <dlfcn.h>
 
+#include <climits>
+#include <cstdint>
+
 #include <string>
 #include <type_traits>
 
@@ -86,7 +89,19 @@ std::string tpl_name() {
 
 struct VendorGemm::Impl {
   ExecSpace space;
+  Matrix transposed;  ///< a^T for the calls below that must not pass transpose_a (grown on use)
 };
+
+namespace {
+
+// Kokkos Kernels (2fc2af19f) picks its dot-based kernel instead of the TPL when op(a) is
+// transposed, op(b) is not and M * N, computed in int, is below 100: a c of 2^31 elements or
+// more overflows into that test (c = 131072 x 32768 ran into a division by zero on the host).
+bool dot_based_overflow(bool transpose_a, bool transpose_b, const Matrix& c) {
+  return transpose_a && !transpose_b && double(c.extent(0)) * double(c.extent(1)) > INT32_MAX;
+}
+
+}  // namespace
 
 VendorGemm::VendorGemm(const ExecSpace& space) : impl_(std::make_unique<Impl>(Impl{space})) {
   if constexpr (kHostSpace) {
@@ -105,6 +120,23 @@ void VendorGemm::gemm(bool transpose_a, bool transpose_b, const ConstMatrix& a,
   if constexpr (kHostSpace) {
     // A host BLAS runs outside Kokkos: the inputs may still be written by kernels of the space.
     impl_->space.fence("TernaryCounter::Perf::VendorGemm::before_gemm");
+  }
+  if (dot_based_overflow(transpose_a, transpose_b, c)) {
+    // Transpose a first (a copy of M x out floats, tiny next to such a c) and multiply
+    // untransposed.
+    Matrix& t = impl_->transposed;
+    if (t.extent(0) != a.extent(1) || t.extent(1) != a.extent(0)) {
+      t = Matrix(Kokkos::view_alloc(Kokkos::WithoutInitializing, "TernaryCounter::Perf::a_t"),
+                 a.extent(1), a.extent(0));
+    }
+    const Matrix at = t;
+    Kokkos::parallel_for(
+        "TernaryCounter::Perf::transpose",
+        Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<2>>(impl_->space, {0, 0},
+                                                          {a.extent(0), a.extent(1)}),
+        KOKKOS_LAMBDA(std::int64_t r, std::int64_t col) { at(col, r) = a(r, col); });
+    KokkosBlas::gemm(impl_->space, "N", transpose_b ? "T" : "N", 1.0f, ConstMatrix(at), b, 0.0f, c);
+    return;
   }
   KokkosBlas::gemm(impl_->space, transpose_a ? "T" : "N", transpose_b ? "T" : "N", 1.0f, a, b, 0.0f,
                    c);
