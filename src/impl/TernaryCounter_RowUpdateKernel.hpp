@@ -10,7 +10,6 @@
 #include "TernaryCounter_RowMath.hpp"
 #include "TernaryCounter_Tiling.hpp"
 #include "impl/TernaryCounter_Float4.hpp"
-#include "impl/TernaryCounter_Unroll.hpp"
 
 #include <Kokkos_Core.hpp>
 
