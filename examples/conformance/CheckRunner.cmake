@@ -1,8 +1,9 @@
 # ctest helper: runs the conformance runner on one case and compares every result with the
 # case's spec_ files.  cmake -DRUNNER=... -DCASE=... -DOUT=... -DARGS="..." -P CheckRunner.cmake
+# EMULATOR (a list: program and its arguments), when given, runs the runner.
 separate_arguments(args UNIX_COMMAND "${ARGS}")
 file(REMOVE_RECURSE "${OUT}")
-execute_process(COMMAND "${RUNNER}" ${args} "${CASE}" "${OUT}" RESULT_VARIABLE rc)
+execute_process(COMMAND ${EMULATOR} "${RUNNER}" ${args} "${CASE}" "${OUT}" RESULT_VARIABLE rc)
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "runner failed (${rc}) on ${CASE}")
 endif()

@@ -10,6 +10,7 @@
 #include "TernaryCounter_RowMath.hpp"
 #include "TernaryCounter_Tiling.hpp"
 #include "impl/TernaryCounter_Float4.hpp"
+#include "impl/TernaryCounter_HostIsa.hpp"
 
 #include <Kokkos_Core.hpp>
 
@@ -155,7 +156,8 @@ struct RowUpdateKernel {
                 &codes(row, bytes_per_group * unit_group(u, r)));
   }
 
-  KOKKOS_FUNCTION void operator()(const member_type& team) const {
+  KOKKOS_FUNCTION void operator()(const member_type& team) const { run_team_body(*this, team); }
+  KOKKOS_INLINE_FUNCTION void team_body(const member_type& team) const {
     const std::int64_t row = team.league_rank();
     const std::int64_t n = units();
     const int rank = team.team_rank(), size = team.team_size();

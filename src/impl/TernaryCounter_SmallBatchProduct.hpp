@@ -12,6 +12,7 @@
 #pragma once
 
 #include "impl/TernaryCounter_Float4.hpp"
+#include "impl/TernaryCounter_HostIsa.hpp"
 #include "impl/TernaryCounter_TileOperands.hpp"
 #include "impl/TernaryCounter_Unroll.hpp"
 
@@ -95,7 +96,8 @@ struct SmallBatchProduct {
     }
   }
 
-  KOKKOS_FUNCTION void operator()(const member_type& team) const {
+  KOKKOS_FUNCTION void operator()(const member_type& team) const { run_team_body(*this, team); }
+  KOKKOS_INLINE_FUNCTION void team_body(const member_type& team) const {
     auto* scratch = static_cast<float*>(team.team_shmem().get_shmem_aligned(scratch_bytes(), 16));
     const int tid = team.team_rank();
     const int lane = tid % lanes, quad = tid / lanes;

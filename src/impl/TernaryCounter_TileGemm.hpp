@@ -14,6 +14,7 @@
 
 #include "TernaryCounter_Tiling.hpp"
 #include "impl/TernaryCounter_Float4.hpp"
+#include "impl/TernaryCounter_HostIsa.hpp"
 #include "impl/TernaryCounter_Unroll.hpp"
 
 #include <Kokkos_Core.hpp>
@@ -207,7 +208,8 @@ struct TileGemm {
     }
   }
 
-  KOKKOS_FUNCTION void operator()(const member_type& team) const {
+  KOKKOS_FUNCTION void operator()(const member_type& team) const { run_team_body(*this, team); }
+  KOKKOS_INLINE_FUNCTION void team_body(const member_type& team) const {
     const std::int64_t row0 = (team.league_rank() / col_tiles()) * TR;
     const std::int64_t col0 = (team.league_rank() % col_tiles()) * TC;
     auto* scratch = static_cast<float*>(team.team_shmem().get_shmem_aligned(scratch_bytes(), 16));

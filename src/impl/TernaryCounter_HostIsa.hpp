@@ -1,0 +1,61 @@
+// Host kernels at full speed in a build without architecture flags. Many installed Kokkos are
+// configured for baseline x86-64 (no Kokkos_ARCH_*), and an application that links one compiles
+// our kernels the same way: fma becomes a call into libm and nothing vectorizes (issue 8 measured
+// update_from_io 50x slower). So on x86-64, when the translation unit is not already compiled for
+// AVX2 + FMA, each host team kernel also has a copy compiled for them, chosen per team at run time.
+//
+// The copy is one function with everything it calls inlined into it (flatten), so no inline
+// function is ever emitted out of line with AVX2 instructions where a baseline caller could link
+// to it. Both copies run the same IEEE operations in the same order (fma is exact in both; the
+// determinism flags forbid contraction): the same bits on every CPU.
+#pragma once
+
+#include <Kokkos_Core.hpp>
+
+#include <cstdlib>
+#include <cstring>
+
+#if !defined(TERNARYCOUNTER_HOST_ISA_DISPATCH)
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && !defined(__CUDACC__) && \
+    !defined(__HIPCC__) && !defined(__SYCL_DEVICE_ONLY__) &&                                    \
+    !(defined(__AVX2__) && defined(__FMA__))
+#define TERNARYCOUNTER_HOST_ISA_DISPATCH 1
+#else
+#define TERNARYCOUNTER_HOST_ISA_DISPATCH 0
+#endif
+#endif
+
+namespace TernaryCounter::Impl {
+
+#if TERNARYCOUNTER_HOST_ISA_DISPATCH
+/// True when the CPU runs AVX2 and FMA and TERNARYCOUNTER_HOST_ISA is not "baseline" (the tests
+/// use it to run the baseline copies on any CPU).
+inline bool host_runs_avx2_fma() {
+  static const bool runs = [] {
+    const char* forced = std::getenv("TERNARYCOUNTER_HOST_ISA");
+    if (forced != nullptr && std::strcmp(forced, "baseline") == 0) return false;
+    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  }();
+  return runs;
+}
+
+template <class Kernel, class Member>
+__attribute__((target("avx2,fma"), flatten)) void team_body_avx2_fma(const Kernel& kernel,
+                                                                     const Member& team) {
+  kernel.team_body(team);
+}
+#endif
+
+/// kernel.team_body(team), in its AVX2 + FMA copy where the CPU has both (see above).
+template <class Kernel, class Member>
+KOKKOS_FORCEINLINE_FUNCTION void run_team_body(const Kernel& kernel, const Member& team) {
+#if TERNARYCOUNTER_HOST_ISA_DISPATCH
+  if (host_runs_avx2_fma()) {
+    team_body_avx2_fma(kernel, team);
+    return;
+  }
+#endif
+  kernel.team_body(team);
+}
+
+}  // namespace TernaryCounter::Impl
