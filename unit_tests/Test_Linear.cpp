@@ -150,8 +150,9 @@ TEST(Linear, ForwardAndBackwardInputMatchHostLoopsBitExact) {
 }
 
 // Full-size tiles: more than 132 tiles of 128 x 128 on a GPU (one wave of an H100/H200) for both
-// products, several 192-row host tiles, partial tiles at every edge, an out that is not a
-// multiple of 4 (the scalar staging path) and depths that end inside a step.
+// products, several rows of 384 x 512 host tiles (the shapes above also run the small host
+// variant), partial tiles at every edge, an out that is not a multiple of 4 (the scalar staging
+// path) and depths that end inside a step.
 TEST(Linear, FullSizeTilesMatchHostLoopsBitExact) {
   check_linear(LinearShape{1541, 1409, 1412, 8}, true);
 }

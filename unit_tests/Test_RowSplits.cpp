@@ -54,8 +54,9 @@ TEST(TeamSizes, EachSizeRunsBitExactOrIsRefusedBeforeAnyChange) {
 }
 
 // The bigger from_io cases are too slow to run in one-row calls: each call computes whole
-// gradient tiles (96 rows on host backends) over all of M, and without -march the host fma is a
-// libm call. They get uneven multi-row splits; io_basic_c11 and spec_nonfinite_io take 1 and 7.
+// gradient tiles over all of M, and the baseline copy of the host kernels (a build without
+// -march, TERNARYCOUNTER_HOST_ISA=baseline) calls libm for each fma. They get uneven multi-row
+// splits; io_basic_c11 and spec_nonfinite_io take 1 and 7.
 bool heavy(const Case& c) {
   return c.kind == "from_io" && c.out * c.in * c.M > 1'000'000;
 }

@@ -291,7 +291,8 @@ struct TileGemm {
     const int rows_valid = int(Kokkos::min(std::int64_t(TR), product.rows() - row0));
     const int cols_valid = int(Kokkos::min(std::int64_t(TC), product.cols() - col0));
     const int micro_rows = (rows_valid + MR - 1) / MR, micro_cols = (cols_valid + MC - 1) / MC;
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, TR * TC),
+    // Only the rows of micro-tiles that are computed (a few samples use a sliver of the tile).
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, micro_rows * MR * TC),
                          [&](int q) { tile_acc[q] = 0.0f; });
     const std::int64_t total = product.depth();
     for (std::int64_t k0 = 0; k0 < total; k0 += D) {
@@ -345,17 +346,12 @@ struct TileGemm {
 template <class ExecSpace>
 std::int64_t tile_team_slots(const ExecSpace& space) {
   using T = Tiling<ExecSpace>;
-  if constexpr (T::register_accumulators) {
-    return std::max<std::int64_t>(1, std::int64_t(space.concurrency()) /
-                                         T::threads_per_multiprocessor *
-                                         T::teams_per_multiprocessor);
-  } else {
-    return std::max<std::int64_t>(1, space.concurrency());
-  }
+  return std::max<std::int64_t>(1, std::int64_t(space.concurrency()) /
+                                       T::threads_per_multiprocessor * T::teams_per_multiprocessor);
 }
 
 /// Runs `product` on `space`, with the small-tile variant when the full-size tiles would leave
-/// multiprocessors idle.
+/// multiprocessors (GPUs) or cores (hosts) idle.
 template <class ExecSpace, class Product>
 void run_tile_gemm(const ExecSpace& space, const Product& product, const char* label) {
   using T = Tiling<ExecSpace>;
