@@ -7,22 +7,27 @@
 
 namespace TernaryCounter {
 
-/// Host backends: one thread per team, which keeps the tile's accumulators (768 KiB) and the
-/// staged operand slices (224 KiB) in L2 and L3; the 6x16 micro-tile fills 12 of the 16 AVX2
-/// vector registers. Large tiles restage each operand fewer times: measured on 2 cores at
-/// 1024 x 1024 x 4096 (perf driver, 3 interleaved runs each), 384 x 512 against 192 x 256:
+/// Host tiles of Rows x Cols: one thread per team, which walks all the tile's 6x16 micro-tiles
+/// (12 of the 16 AVX2 vector registers) and keeps the tile's accumulators in team scratch.
+template <int Rows, int Cols>
+struct HostTiles {
+  static constexpr int tile_rows = Rows;  ///< output rows of one team's gradient tile
+  static constexpr int tile_cols = Cols;  ///< input columns of one team's gradient tile
+  static constexpr int tile_depth = 64;   ///< samples (m) staged per step
+  static constexpr int micro_rows = 6;    ///< rows of one thread's register micro-tile
+  static constexpr int micro_cols = 16;   ///< columns of one thread's register micro-tile
+  static constexpr int row_split = 1;     ///< micro-tile rows come in this many strided parts
+  static constexpr int col_split = 1;     ///< micro-tile columns likewise
+  static constexpr bool register_accumulators = false;  ///< one micro-tile per thread, kept live
+};
+
+/// Host backends: 384 x 512 tiles, whose accumulators (768 KiB) and staged operand slices
+/// (224 KiB) stay in L2 and L3. Large tiles restage each operand fewer times: measured on 2 cores
+/// at 1024 x 1024 x 4096 (perf driver, 3 interleaved runs each), 384 x 512 against 192 x 256:
 /// update_from_io 113-120 against 164-204 ms, forward 103-118 against 134-147 ms.
 template <class ExecSpace>
-struct Tiling {
-  static constexpr int tile_rows = 384;  ///< output rows of one team's gradient tile
-  static constexpr int tile_cols = 512;  ///< input columns of one team's gradient tile
-  static constexpr int tile_depth = 64;  ///< samples (m) staged per step
-  static constexpr int micro_rows = 6;   ///< rows of one thread's register micro-tile
-  static constexpr int micro_cols = 16;  ///< columns of one thread's register micro-tile
-  static constexpr int row_split = 1;    ///< micro-tile rows come in this many strided parts
-  static constexpr int col_split = 1;    ///< micro-tile columns likewise
-  static constexpr bool register_accumulators = false;  ///< one micro-tile per thread, kept live
-  static constexpr int update_team_size = 1;            ///< threads per row in the row update
+struct Tiling : HostTiles<384, 512> {
+  static constexpr int update_team_size = 1;  ///< threads per row in the row update
   /// forward and backward_input of <= 16 samples by SmallBatchProduct (GPUs; host tiles
   /// already skip the padding).
   static constexpr bool small_batch = false;
@@ -31,17 +36,8 @@ struct Tiling {
   static constexpr int threads_per_multiprocessor = 1;  ///< concurrency() per core
   static constexpr int teams_per_multiprocessor = 1;
 
-  /// For products with fewer large tiles than threads: 192 x 256 tiles.
-  struct Small {
-    static constexpr int tile_rows = 192;
-    static constexpr int tile_cols = 256;
-    static constexpr int tile_depth = 64;
-    static constexpr int micro_rows = 6;
-    static constexpr int micro_cols = 16;
-    static constexpr int row_split = 1;
-    static constexpr int col_split = 1;
-    static constexpr bool register_accumulators = false;
-  };
+  /// For products with fewer large tiles than threads.
+  using Small = HostTiles<192, 256>;
 };
 
 /// GPUs: 256 threads, each holding an 8x8 register micro-tile of a 128x128 tile; the micro-tile
