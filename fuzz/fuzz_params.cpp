@@ -51,7 +51,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
   TernaryCounter::UpdateConstants k;
   try {
-    k = TernaryCounter::make_update_constants(p, in);
+    k = TernaryCounter::make_update_constants(p, out, in);
   } catch (const std::invalid_argument&) {
     return 0;
   }

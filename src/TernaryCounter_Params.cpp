@@ -51,8 +51,17 @@ void UpdateParams::validate() const {
   require_float32("clip", clip);
 }
 
-UpdateConstants make_update_constants(const UpdateParams& params, std::int64_t in) {
+UpdateConstants make_update_constants(const UpdateParams& params, std::int64_t out,
+                                      std::int64_t in) {
   params.validate();
+  // The kernels form the global row row_offset + o in int64 (signed overflow is undefined).
+  if (params.row_offset > std::numeric_limits<std::int64_t>::max() - out) {
+    std::ostringstream msg;
+    msg << "TernaryCounter::UpdateParams: row_offset = " << params.row_offset
+        << " is out of range for a state of " << out
+        << " rows; row_offset + rows must be at most 2^63 - 1";
+    throw std::invalid_argument(msg.str());
+  }
   UpdateConstants k{};
   k.lr = float(params.lr);
   k.lr_scale = float(params.lr_scale);

@@ -15,7 +15,8 @@ struct UpdateParams {
   double clip = 0.0;            ///< row-norm clip (0 = off), finite and >= 0
   std::uint32_t seed = 0;       ///< rounding seed of this step
   bool lagged = false;          ///< use the previous RMS moment in the denominator
-  std::int64_t row_offset = 0;  ///< global index of the state's first row (sharded layers), >= 0
+  std::int64_t row_offset = 0;  ///< global index of the state's first row (sharded layers), >= 0;
+                                ///< row_offset + the state's rows must fit in int64
   int team_size = 0;            ///< threads per row in the row update, 0 = the backend's choice;
                                 ///< a launch setting only: results are the same for every value
   std::int64_t workspace_bytes = 0;  ///< update_from_io's gradient rows at once, when it
@@ -41,7 +42,9 @@ struct UpdateConstants {
   std::int64_t row_offset;
 };
 
-/// Validated params + the layer width -> kernel constants.
-UpdateConstants make_update_constants(const UpdateParams& params, std::int64_t in);
+/// Validated params + the state's shape -> kernel constants. Throws std::invalid_argument, like
+/// validate(), also when the state's last global row (row_offset + out - 1) overflows int64.
+UpdateConstants make_update_constants(const UpdateParams& params, std::int64_t out,
+                                      std::int64_t in);
 
 }  // namespace TernaryCounter

@@ -22,10 +22,10 @@ void update(const ExecSpace& space, const PackedState<typename ExecSpace::memory
                        state.in());
   Impl::require_allocated("update", "skipped_rows", skipped_rows);
   Impl::RowUpdateKernel<ExecSpace>::resolve_team_size(space, params.team_size, state.in());
+  const UpdateConstants k = make_update_constants(params, state.out(), state.in());
   Kokkos::deep_copy(space, skipped_rows, std::int64_t(0));
-  Impl::RowUpdateKernel<ExecSpace> kernel{
-      state.codes, state.scale, state.v, grad_w, make_update_constants(params, state.in()),
-      skipped_rows};
+  Impl::RowUpdateKernel<ExecSpace> kernel{state.codes, state.scale, state.v,
+                                          grad_w,      k,           skipped_rows};
   kernel.enqueue(space, params.team_size);
 }
 

@@ -114,7 +114,7 @@ void update_from_io(
   }
   Impl::require_allocated("update_from_io", "skipped_rows", skipped_rows);
   Impl::RowUpdateKernel<ExecSpace>::resolve_team_size(space, params.team_size, state.in());
-  const UpdateConstants k = make_update_constants(params, state.in());
+  const UpdateConstants k = make_update_constants(params, state.out(), state.in());
   const std::int64_t out = state.out();
   const std::int64_t chunk = balanced_chunk_rows(space, out, state.in(), workspace.extent(0));
   // Every chunk is enqueued on `space`: the row updates add to one count, nothing waits.

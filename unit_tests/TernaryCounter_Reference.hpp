@@ -69,7 +69,7 @@ inline bool update_row(const PackedState<Kokkos::HostSpace>& state, std::int64_t
 /// Dense update from grad_w [out * in] (row-major).
 inline UpdateReport update(const PackedState<Kokkos::HostSpace>& state, const float* grad_w,
                            const UpdateParams& params) {
-  const UpdateConstants k = make_update_constants(params, state.in());
+  const UpdateConstants k = make_update_constants(params, state.out(), state.in());
   UpdateReport report;
   for (std::int64_t o = 0; o < state.out(); ++o) {
     report.skipped_rows += update_row(state, o, grad_w + o * state.in(), k);
@@ -82,7 +82,7 @@ inline UpdateReport update_from_io(const PackedState<Kokkos::HostSpace>& state, 
                                    const float* grad_out, std::int64_t M,
                                    const UpdateParams& params) {
   const std::int64_t out = state.out(), in = state.in();
-  const UpdateConstants k = make_update_constants(params, in);
+  const UpdateConstants k = make_update_constants(params, out, in);
   UpdateReport report;
   std::vector<float> g(in);
   for (std::int64_t o = 0; o < out; ++o) {

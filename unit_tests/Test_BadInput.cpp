@@ -129,6 +129,22 @@ TEST(BadInput, EachParamsFieldIsValidated) {
   }
 }
 
+// The kernels form the global row row_offset + o in int64: an offset whose last row overflows is
+// refused (found by the params fuzzer as undefined behaviour), the largest one that fits runs.
+TEST(BadInput, RowOffsetWhoseLastRowOverflows) {
+  const Fixture f;
+  constexpr std::int64_t max = std::numeric_limits<std::int64_t>::max();
+  UpdateParams p = f.params;
+  p.row_offset = max - kOut + 1;
+  expect_rejected(
+      f, [&] { update(ExecSpace{}, f.state, f.grad_w, p); }, {p.row_offset, kOut}, "row_offset");
+  expect_rejected(
+      f, [&] { update_from_io(ExecSpace{}, f.state, f.x, f.grad_out, p); }, {p.row_offset, kOut},
+      "row_offset");
+  p.row_offset = max - kOut;
+  EXPECT_NO_THROW(update(ExecSpace{}, f.state, f.grad_w, p));
+}
+
 TEST(BadInput, TeamSizeAboveTheBackendMaximum) {
   const Fixture f;
   UpdateParams p = f.params;
