@@ -52,10 +52,10 @@ struct GpuTiling {
   static constexpr int col_split = 2;
   static constexpr bool register_accumulators = true;
   /// Up to 128 threads per row (one 8-group unit per thread up to 4096 weights; each keeps its
-  /// first unit between the row sums and the code update). Measured on the H200 (perf
-  /// --team-size, dense update at 16384 x 16384): 64: 2.38 ms, 128: 2.19, 256: 2.57, 512: 2.91,
-  /// 1024: 3.12; wider rows give up residency (one 512-thread team per multiprocessor) and wait
-  /// at the row's barriers.
+  /// first unit between the row sums and the code update). Measured on the H200 before the warp
+  /// fold (perf --team-size, dense update at 16384 x 16384): 64: 2.38 ms, 128: 2.19, 256: 2.57,
+  /// 512: 2.91, 1024: 3.12; wider rows give up residency (one 512-thread team per
+  /// multiprocessor) and wait at the row's barriers.
   static constexpr int update_team_size = 128;
   static constexpr bool small_batch = true;
   /// Large enough that a big layer is a few chunks (each chunk is two launches).

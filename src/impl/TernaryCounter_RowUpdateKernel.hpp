@@ -17,15 +17,21 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 
 namespace TernaryCounter::Impl {
 
 template <class ExecSpace>
 struct RowUpdateKernel {
   using memory_space = typename ExecSpace::memory_space;
-  using policy_type = Kokkos::TeamPolicy<ExecSpace>;
-  /// For team sizes the default register budget cannot launch (e.g. 1024 on CUDA): the compiler
-  /// is told to fit 1024 threads, at the price of registers every other launch keeps.
+  /// GPUs: teams of up to the default size with registers capped so that 8 of them share a
+  /// multiprocessor (64 registers). Measured on the H200, dense update: 4096 x 4096 0.125 ->
+  /// 0.114 ms, 16384 x 16384 2.13 -> 1.84 ms; a cap of 12 teams (40 registers) took 0.137 ms.
+  using policy_type = std::conditional_t<
+      Tiling<ExecSpace>::register_accumulators,
+      Kokkos::TeamPolicy<ExecSpace, Kokkos::LaunchBounds<Tiling<ExecSpace>::update_team_size, 8>>,
+      Kokkos::TeamPolicy<ExecSpace>>;
+  /// Larger teams (up to 1024 threads on CUDA): the compiler is told to fit 1024 threads.
   using wide_policy_type = Kokkos::TeamPolicy<ExecSpace, Kokkos::LaunchBounds<1024, 1>>;
   using member_type = typename policy_type::member_type;
   using LanePartial = RowMath::LanePartial;
@@ -54,9 +60,10 @@ struct RowUpdateKernel {
   KOKKOS_INLINE_FUNCTION std::int64_t units() const {
     return blocks() * RowMath::group_strides_per_block;
   }
-  /// Lane partials of every block of a row.
-  KOKKOS_INLINE_FUNCTION static std::size_t scratch_bytes(std::int64_t in) {
-    return sizeof(LanePartial) * std::size_t(RowMath::sum_block_count(in) * RowMath::sum_lanes);
+  /// Per block of a row: its total (folds_in_warps), else its 32 lane partials.
+  KOKKOS_INLINE_FUNCTION static std::size_t scratch_bytes(std::int64_t in, int team_size) {
+    const std::size_t per_block = folds_in_warps(team_size) ? 1 : RowMath::sum_lanes;
+    return sizeof(LanePartial) * std::size_t(RowMath::sum_block_count(in)) * per_block;
   }
 
   /// Group r of unit u: b*64 + s + 8r, the groups holding the chains of lanes 4s..4s+3 of
@@ -89,12 +96,119 @@ struct RowUpdateKernel {
     }
   }
 
-  /// Step 2 for one unit: its 4 lane chains, written to the block's lane partials.
+  /// Step 2 for one unit: its 4 lane chains.
+  KOKKOS_INLINE_FUNCTION void lane_chains(const Unit& d, LanePartial (&p)[codes_per_group]) const {
+    for (int r = 0; r < d.count; ++r) RowMath::accumulate_group(p, d.g[r], d.word[r], k.C);
+  }
+  /// Step 2 for one unit, written to the block's lane partials.
   KOKKOS_INLINE_FUNCTION void sum_unit(std::int64_t u, const Unit& d, LanePartial* partial) const {
     LanePartial p[codes_per_group] = {};
-    for (int r = 0; r < d.count; ++r) RowMath::accumulate_group(p, d.g[r], d.word[r], k.C);
+    lane_chains(d, p);
     const std::int64_t lane0 = (u / unit_groups) * RowMath::sum_lanes + 4 * (u % unit_groups);
     for (int pos = 0; pos < codes_per_group; ++pos) partial[lane0 + pos] = p[pos];
+  }
+
+#if defined(KOKKOS_ENABLE_CUDA)
+  static constexpr bool warp_fold_backend = std::is_same_v<ExecSpace, Kokkos::Cuda>;
+#else
+  static constexpr bool warp_fold_backend = false;
+#endif
+  /// Whole warps take whole blocks when the team is whole warps (a team is one CUDA block, its
+  /// rank the lane's position): then the block folds travel by warp shuffles.
+  KOKKOS_INLINE_FUNCTION static bool folds_in_warps(int team_size) {
+    if constexpr (warp_fold_backend) {
+      return team_size % 32 == 0;
+    } else {
+      return false;
+    }
+  }
+
+  /// RowMath::fold_lanes of a block whose 32 lanes 8 consecutive threads of a warp hold, 4 each
+  /// (thread s: lanes 4s..4s+3). The same additions in the same order: s = 16, 8 and 4 add the
+  /// lanes of the thread 4, 2 and 1 places up, s = 2 and 1 stay inside thread 0, whose p[0]
+  /// ends as the block's total. Every lane of the warp must call it.
+  KOKKOS_INLINE_FUNCTION static void fold_across_threads(LanePartial (&p)[codes_per_group]) {
+#if defined(KOKKOS_ENABLE_CUDA)
+    KOKKOS_IF_ON_DEVICE((for (int t = unit_groups / 2; t >= 1; t /= 2) {
+      for (int pos = 0; pos < codes_per_group; ++pos) {
+        const float gg = Kokkos::shfl_down(p[pos].gg, t, unit_groups);
+        const float gt = Kokkos::shfl_down(p[pos].gt, t, unit_groups);
+        p[pos].gg = p[pos].gg + gg;
+        p[pos].gt = p[pos].gt + gt;
+      }
+    }))
+#endif
+    for (int s = codes_per_group / 2; s >= 1; s /= 2) {
+      for (int j = 0; j < s; ++j) {
+        p[j].gg = p[j].gg + p[j + s].gg;
+        p[j].gt = p[j].gt + p[j + s].gt;
+      }
+    }
+  }
+
+  /// Steps 2-8 with every block folded in registers (folds_in_warps): one barrier, and every
+  /// thread then adds the block totals and forms the row scalars itself (no broadcast).
+  KOKKOS_INLINE_FUNCTION RowMath::RowScalars row_scalars_warp_fold(const member_type& team,
+                                                                   std::int64_t row, Unit& kept,
+                                                                   LanePartial* block_total) const {
+    const std::int64_t n = units();
+    const int rank = team.team_rank(), size = team.team_size();
+    // Read before the barrier: rank 0 stores the row's new v and scale after it.
+    const float v_old = v(row), s_old = scale(row);
+    // Team-uniform rounds, so that every lane of a warp takes part in the shuffles.
+    for (std::int64_t base = 0; base < n; base += size) {
+      const std::int64_t u = base + rank;
+      LanePartial p[codes_per_group] = {};
+      if (u < n && base == 0) {
+        load_unit(row, u, kept);
+        lane_chains(kept, p);
+      } else if (u < n) {
+        Unit d;
+        load_unit(row, u, d);
+        lane_chains(d, p);
+      }
+      fold_across_threads(p);
+      if (u < n && u % unit_groups == 0) block_total[u / unit_groups] = p[0];
+    }
+    team.team_barrier();
+    LanePartial sums{};
+    for (std::int64_t b = 0; b < blocks(); ++b) RowMath::add_block(sums, block_total[b], b == 0);
+    return RowMath::row_scalars(k, sums, v_old, s_old);
+  }
+
+  /// Steps 2-8 through the lane partials in scratch: fold_lanes per block, then one thread adds
+  /// the blocks and broadcasts the row scalars.
+  KOKKOS_INLINE_FUNCTION RowMath::RowScalars row_scalars_scratch_fold(const member_type& team,
+                                                                      std::int64_t row, Unit& kept,
+                                                                      LanePartial* partial) const {
+    const std::int64_t n = units();
+    const int rank = team.team_rank(), size = team.team_size();
+    if (rank < n) {
+      load_unit(row, rank, kept);
+      sum_unit(rank, kept, partial);
+    }
+    for (std::int64_t u = rank + size; u < n; u += size) {
+      Unit d;
+      load_unit(row, u, d);
+      sum_unit(u, d, partial);
+    }
+    team.team_barrier();
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, blocks()), [&](std::int64_t b) {
+      RowMath::fold_lanes(partial + b * RowMath::sum_lanes);
+    });
+    team.team_barrier();
+    RowMath::RowScalars rs;
+    Kokkos::single(
+        Kokkos::PerTeam(team),
+        [&](RowMath::RowScalars& r) {
+          LanePartial sums{};
+          for (std::int64_t b = 0; b < blocks(); ++b) {
+            RowMath::add_block(sums, partial[b * RowMath::sum_lanes], b == 0);
+          }
+          r = RowMath::row_scalars(k, sums, v(row), scale(row));
+        },
+        rs);
+    return rs;
   }
 
   /// Steps 9-10 for weight pos of group r of unit u. Element indices are taken mod 2^32, so the
@@ -156,44 +270,22 @@ struct RowUpdateKernel {
                 &codes(row, bytes_per_group * unit_group(u, r)));
   }
 
-  KOKKOS_FUNCTION void operator()(const member_type& team) const { run_team_body(*this, team); }
+  KOKKOS_FUNCTION void operator()(const member_type& team) const {
+    run_team_body(*this, team);
+  }
   KOKKOS_INLINE_FUNCTION void team_body(const member_type& team) const {
     const std::int64_t row = team.league_rank();
     const std::int64_t n = units();
     const int rank = team.team_rank(), size = team.team_size();
-    auto* partial =
-        static_cast<LanePartial*>(team.team_scratch(scratch_level).get_shmem(scratch_bytes(k.in)));
+    auto* partial = static_cast<LanePartial*>(
+        team.team_scratch(scratch_level).get_shmem(scratch_bytes(k.in, size)));
 
-    // Step 2: every lane chain of the row, then per block the fixed fold, then the blocks in
-    // ascending order.
+    // Steps 2-8: every lane chain of the row, then per block the fixed fold, then the blocks in
+    // ascending order, then the row scalars.
     Unit kept;
-    if (rank < n) {
-      load_unit(row, rank, kept);
-      sum_unit(rank, kept, partial);
-    }
-    for (std::int64_t u = rank + size; u < n; u += size) {
-      Unit d;
-      load_unit(row, u, d);
-      sum_unit(u, d, partial);
-    }
-    team.team_barrier();
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, blocks()), [&](std::int64_t b) {
-      RowMath::fold_lanes(partial + b * RowMath::sum_lanes);
-    });
-    team.team_barrier();
-
-    // Steps 3-8, once per row, broadcast to the team.
-    RowMath::RowScalars rs;
-    Kokkos::single(
-        Kokkos::PerTeam(team),
-        [&](RowMath::RowScalars& r) {
-          LanePartial sums{};
-          for (std::int64_t b = 0; b < blocks(); ++b) {
-            RowMath::add_block(sums, partial[b * RowMath::sum_lanes], b == 0);
-          }
-          r = RowMath::row_scalars(k, sums, v(row), scale(row));
-        },
-        rs);
+    const RowMath::RowScalars rs = folds_in_warps(size)
+                                       ? row_scalars_warp_fold(team, row, kept, partial)
+                                       : row_scalars_scratch_fold(team, row, kept, partial);
     if (rs.skip) {
       if (rank == 0) Kokkos::atomic_add(&skipped(), std::int64_t(1));
       return;
@@ -251,13 +343,17 @@ struct RowUpdateKernel {
     RowUpdateKernel kernel = *this;
     kernel.vector_loads =
         reinterpret_cast<std::uintptr_t>(grad.data()) % 16 == 0 && grad.stride(0) % 4 == 0;
-    const std::size_t bytes = scratch_bytes(k.in);
+    const std::size_t bytes = scratch_bytes(k.in, team_size);
     const auto launch = [&](auto policy) {
       kernel.scratch_level = bytes <= std::size_t(policy.scratch_size_max(0)) ? 0 : 1;
       policy.set_scratch_size(kernel.scratch_level, Kokkos::PerTeam(bytes));
       Kokkos::parallel_for("TernaryCounter::row_update", policy, kernel);
     };
-    if (team_size <= team_size_max(space, false)) {
+    // The register cap of policy_type leaves a GPU team little shared memory: enough for the
+    // block totals of a warp fold (1 KiB at in = 32768), not for 32 lane partials per block.
+    const bool capped = team_size <= team_size_max(space, false) &&
+                        (folds_in_warps(team_size) || !Tiling<ExecSpace>::register_accumulators);
+    if (capped) {
       launch(policy_type(space, rows, team_size));
     } else {
       launch(wide_policy_type(space, rows, team_size));
