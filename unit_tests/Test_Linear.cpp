@@ -144,7 +144,9 @@ TEST(Linear, ForwardAndBackwardInputMatchHostLoopsBitExact) {
         // steps, the last one partial; then whole teams and steps (word-aligned rows), with 16
         // samples and with fewer.
         LinearShape{16, 300, 200, 8}, LinearShape{13, 129, 68, 11}, LinearShape{4, 257, 388, 3},
-        LinearShape{16, 256, 320, 8}, LinearShape{5, 200, 128, 11}}) {
+        LinearShape{16, 256, 320, 8}, LinearShape{5, 200, 128, 11},
+        // Whole small GPU tiles (64 x 128) in both products.
+        LinearShape{256, 256, 256, 8}}) {
     check_linear(sh, false);
   }
 }
@@ -155,6 +157,9 @@ TEST(Linear, ForwardAndBackwardInputMatchHostLoopsBitExact) {
 // path) and depths that end inside a step.
 TEST(Linear, FullSizeTilesMatchHostLoopsBitExact) {
   check_linear(LinearShape{1541, 1409, 1412, 8}, true);
+  // Whole tiles only (132 of 128 x 128 for each product): on GPUs the launch without the
+  // edge-tested path.
+  check_linear(LinearShape{4224, 512, 512, 8}, true);
 }
 
 TEST(Linear, MismatchedExtentsThrowAndWriteNothing) {

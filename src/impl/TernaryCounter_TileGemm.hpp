@@ -38,11 +38,17 @@ struct TileGemm {
   static constexpr int A_VECTORS = D * TR / 4 / team_size;  ///< float4 of A a thread stages
   static constexpr int B_VECTORS = D * TC / 4 / team_size;
 
+  /// Work tag of a launch whose tiles all lie inside both operands (GPUs): a kernel without the
+  /// edge-tested path, whose registers then do not constrain it.
+  struct InsideTiles {};
+
   // GPUs: cap registers so that two teams share a multiprocessor.
-  using policy_type =
+  template <class... Tag>
+  using policy_for =
       std::conditional_t<T::register_accumulators,
-                         Kokkos::TeamPolicy<ExecSpace, Kokkos::LaunchBounds<team_size, 2>>,
-                         Kokkos::TeamPolicy<ExecSpace>>;
+                         Kokkos::TeamPolicy<ExecSpace, Kokkos::LaunchBounds<team_size, 2>, Tag...>,
+                         Kokkos::TeamPolicy<ExecSpace, Tag...>>;
+  using policy_type = policy_for<>;
   using member_type = typename policy_type::member_type;
 
   static_assert(TR % MR == 0 && TC % MC == 0, "micro-tiles must tile the team tile");
@@ -209,6 +215,13 @@ struct TileGemm {
   }
 
   KOKKOS_FUNCTION void operator()(const member_type& team) const { run_team_body(*this, team); }
+  KOKKOS_FUNCTION void operator()(InsideTiles, const member_type& team) const {
+    if constexpr (T::register_accumulators) {
+      auto* scratch = static_cast<float*>(team.team_shmem().get_shmem_aligned(scratch_bytes(), 16));
+      gpu_tile<true>(team, scratch, (team.league_rank() / col_tiles()) * TR,
+                     (team.league_rank() % col_tiles()) * TC);
+    }
+  }
   KOKKOS_INLINE_FUNCTION void team_body(const member_type& team) const {
     const std::int64_t row0 = (team.league_rank() / col_tiles()) * TR;
     const std::int64_t col0 = (team.league_rank() % col_tiles()) * TC;
@@ -336,6 +349,21 @@ struct TileGemm {
   void run(const ExecSpace& space, const char* label) const {
     const std::int64_t tiles = tile_count(product.rows(), product.cols());
     if (tiles == 0) return;
+    if constexpr (T::register_accumulators && (A::inside_path || B::inside_path)) {
+      // A product of whole tiles inside both operands (the usual layer shapes) runs in a kernel
+      // without the edge-tested path, which otherwise costs it registers and stalls: on the H200
+      // at 11008 x 4096 x 4096, forward 1.38 -> 1.28x cuBLAS. Other shapes keep one launch that
+      // picks the path per tile (a second launch for the edge tiles alone ran after the first's
+      // last wave: 4000^3 forward 1.36 -> 1.64x).
+      const std::int64_t rows = product.rows(), cols = product.cols();
+      if (rows % TR == 0 && cols % TC == 0 && product.a.covers(rows - TR, TR, D) &&
+          product.b.covers(cols - TC, TC, D)) {
+        const auto inside = policy_for<InsideTiles>(space, tiles, team_size)
+                                .set_scratch_size(0, Kokkos::PerTeam(scratch_bytes()));
+        Kokkos::parallel_for(label, inside, *this);
+        return;
+      }
+    }
     const auto policy =
         policy_type(space, tiles, team_size).set_scratch_size(0, Kokkos::PerTeam(scratch_bytes()));
     Kokkos::parallel_for(label, policy, *this);
