@@ -9,7 +9,8 @@
 // [k][c]). Each thread owns register micro-tiles. On GPUs (register_accumulators) a thread keeps
 // one micro-tile live over the whole depth and the next slices are prefetched into registers while
 // the current ones are used; on host backends one thread walks all micro-tiles of the tile,
-// accumulating into team scratch.
+// accumulating into team scratch. A GPU tile that lies wholly inside both operands runs without
+// edge tests; a product made only of such tiles gets a kernel with that path alone (InsideTiles).
 #pragma once
 
 #include "TernaryCounter_Tiling.hpp"
