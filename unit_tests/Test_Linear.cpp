@@ -157,8 +157,11 @@ TEST(Linear, ForwardAndBackwardInputMatchHostLoopsBitExact) {
 // path) and depths that end inside a step.
 TEST(Linear, FullSizeTilesMatchHostLoopsBitExact) {
   check_linear(LinearShape{1541, 1409, 1412, 8}, true);
-  // Whole tiles only (132 of 128 x 128 for each product): on GPUs the launch without the
-  // edge-tested path.
+}
+
+// Whole tiles only (132 of 128 x 128 for each product): on GPUs the launch without the
+// edge-tested path. A test of its own: the sharded test runs put it beside the one above.
+TEST(Linear, WholeTilesMatchHostLoopsBitExact) {
   check_linear(LinearShape{4224, 512, 512, 8}, true);
 }
 
