@@ -160,7 +160,7 @@ TEST(Linear, FullSizeTilesMatchHostLoopsBitExact) {
 }
 
 // Whole tiles only (132 of 128 x 128 for each product): on GPUs the launch without the
-// edge-tested path. A test of its own: the sharded test runs put it beside the one above.
+// edge-tested path (TileGemm's InsideTiles kernel), which the shape above never reaches.
 TEST(Linear, WholeTilesMatchHostLoopsBitExact) {
   check_linear(LinearShape{4224, 512, 512, 8}, true);
 }
