@@ -141,10 +141,11 @@ TEST(Linear, ForwardAndBackwardInputMatchHostLoopsBitExact) {
         LinearShape{9, 17, 260, 8}, LinearShape{64, 40, 128, 5}, LinearShape{0, 3, 8, 8},
         LinearShape{5, 0, 8, 8}, LinearShape{130, 129, 516, 8},
         // A few samples (a GPU's small-batch forward): several 64-row teams and 64-column
-        // steps, the last one partial; then whole teams and steps (word-aligned rows), with 16
-        // samples and with fewer.
+        // steps, the last one partial; then whole teams and steps (word-aligned rows: runs of
+        // 16 codes in both products), with 16 samples and with fewer.
         LinearShape{16, 300, 200, 8}, LinearShape{13, 129, 68, 11}, LinearShape{4, 257, 388, 3},
-        LinearShape{16, 256, 320, 8}, LinearShape{5, 200, 128, 11},
+        LinearShape{16, 256, 320, 8}, LinearShape{5, 200, 128, 11}, LinearShape{5, 192, 128, 11},
+        LinearShape{1, 64, 64, 2},
         // Whole small GPU tiles (64 x 128) in both products.
         LinearShape{256, 256, 256, 8}}) {
     check_linear(sh, false);

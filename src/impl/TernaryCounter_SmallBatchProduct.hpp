@@ -8,7 +8,8 @@
 // the decoded weights (each code decoded once per team, into scratch, as [j][k]), then each
 // thread accumulates a 2-column x 4-sample register block (a warp per 4 samples). Each element
 // is the documented fma chain over the depth in ascending order: the bits equal the tile
-// engine's.
+// engine's. Products of whole teams and steps over word-aligned codes (the usual layer shapes)
+// launch a kernel that loads the weights as runs of 16 codes without edge tests (WholeSteps).
 #pragma once
 
 #include "impl/TernaryCounter_Float4.hpp"
@@ -36,27 +37,48 @@ struct SmallBatchProduct {
   static constexpr int team_size = lanes * (max_samples / block_samples);
   static constexpr int step_depth = 64;                 ///< depth indices staged per step
   static constexpr int weight_stride = step_depth + 4;  ///< padded: conflict-free column reads
-  static constexpr int weight_runs = team_cols * step_depth / 4 / team_size;  ///< per thread
   static constexpr int sample_runs = max_samples * step_depth / 4 / team_size;
   static constexpr int stage_floats = max_samples * step_depth + team_cols * weight_stride;
 
   // Two teams per multiprocessor: even a 16384-column product has only 256 teams, and the
   // registers beyond a 4-team budget hold the prefetched words instead of spilling them.
-  using policy_type = Kokkos::TeamPolicy<ExecSpace, Kokkos::LaunchBounds<team_size, 2>>;
+  template <class... Tag>
+  using policy_for = Kokkos::TeamPolicy<ExecSpace, Kokkos::LaunchBounds<team_size, 2>, Tag...>;
+  using policy_type = policy_for<>;
   using member_type = typename policy_type::member_type;
 
   Product product;
+
+  /// Work tag of the launch for products whose columns are whole teams and whose depth is whole
+  /// steps, over word-aligned code rows: every weight run is 16 codes in three aligned words.
+  struct WholeSteps {};
 
   KOKKOS_INLINE_FUNCTION static std::size_t scratch_bytes() {
     return sizeof(float) * 2 * stage_floats + 16;
   }
 
-  /// Run q of a step's weight slice: where it starts (kk along the depth, jj across). Runs along
-  /// the depth: consecutive threads read a row's consecutive groups (coalesced). Runs across: a
-  /// thread per depth index, so that their transposed stores hit consecutive banks.
-  struct WeightRun {
-    int kk, jj;
-    KOKKOS_INLINE_FUNCTION explicit WeightRun(int q) {
+  /// Stages the weights at (kk, jj) of a step's slice, transposed to [jj][kk] when the run lies
+  /// across (a thread per depth index then: consecutive banks).
+  template <int N>
+  KOKKOS_INLINE_FUNCTION static void store_weights(float* bs, int kk, int jj, const float* w) {
+    if constexpr (Weights::along_depth) {
+      for (int e = 0; e < N; e += 4) {
+        *reinterpret_cast<Float4*>(bs + jj * weight_stride + kk + e) =
+            Float4{{w[e], w[e + 1], w[e + 2], w[e + 3]}};
+      }
+    } else {
+      for (int e = 0; e < N; ++e) bs[(jj + e) * weight_stride + kk] = w[e];
+    }
+  }
+
+  /// A step's weight slice as runs of four (one group each: any shape, edges read as t = 0).
+  /// Runs along the depth: consecutive threads read a row's consecutive groups (coalesced).
+  /// Runs across: a thread per depth index, so that the transposed stores hit consecutive banks.
+  struct GroupRuns {
+    static constexpr int per_thread = team_cols * step_depth / 4 / team_size;
+    typename Weights::loaded_type next[per_thread];  ///< as loaded: extraction waits for loads
+
+    KOKKOS_INLINE_FUNCTION static void place(int q, int& kk, int& jj) {
       if constexpr (Weights::along_depth) {
         jj = q / (step_depth / 4);
         kk = 4 * (q % (step_depth / 4));
@@ -65,7 +87,59 @@ struct SmallBatchProduct {
         jj = 4 * (q / step_depth);
       }
     }
+    KOKKOS_INLINE_FUNCTION void load(const Weights& b, int tid, std::int64_t k0, std::int64_t j0) {
+      for (int r = 0; r < per_thread; ++r) {
+        int kk, jj;
+        place(tid + r * team_size, kk, jj);
+        next[r] = b.fetch_loaded(k0 + kk, j0 + jj);
+      }
+    }
+    KOKKOS_INLINE_FUNCTION void stage(const Weights& b, int tid, std::int64_t k0, std::int64_t j0,
+                                      float* bs) const {
+      for (int r = 0; r < per_thread; ++r) {
+        int kk, jj;
+        place(tid + r * team_size, kk, jj);
+        const Float4 w = b.expand(next[r], b.group_shift(k0 + kk, j0 + jj));
+        store_weights<4>(bs, kk, jj, w.v);
+      }
+    }
   };
+
+  /// A step's weight slice as runs of 16 codes (WholeSteps). Warp w takes the slice's code
+  /// columns 16w .. 16w + 15 and lane l the code rows l and l + 32: both layouts then store
+  /// conflict-free (along the depth: rows 68 floats apart; across: consecutive depth indices).
+  struct CodeRuns {
+    using Run = typename Weights::CodeRun;
+    static constexpr int width = Weights::run_codes;
+    static constexpr int per_thread = team_cols * step_depth / width / team_size;
+    static_assert(team_size == lanes * (step_depth / width) && per_thread * lanes == team_cols,
+                  "a warp per run column, a lane per code row");
+    Run next[per_thread];
+
+    KOKKOS_INLINE_FUNCTION static void place(int tid, int r, int& kk, int& jj) {
+      const int code_row = tid % lanes + lanes * r, code_col = width * (tid / lanes);
+      kk = Weights::along_depth ? code_col : code_row;
+      jj = Weights::along_depth ? code_row : code_col;
+    }
+    KOKKOS_INLINE_FUNCTION void load(const Weights& b, int tid, std::int64_t k0, std::int64_t j0) {
+      for (int r = 0; r < per_thread; ++r) {
+        int kk, jj;
+        place(tid, r, kk, jj);
+        next[r] = b.fetch_run(k0 + kk, j0 + jj);
+      }
+    }
+    KOKKOS_INLINE_FUNCTION void stage(const Weights& b, int tid, std::int64_t, std::int64_t,
+                                      float* bs) const {
+      for (int r = 0; r < per_thread; ++r) {
+        int kk, jj;
+        place(tid, r, kk, jj);
+        float w[width];
+        b.expand_run(next[r], w);
+        store_weights<width>(bs, kk, jj, w);
+      }
+    }
+  };
+
   // Run q of the samples' slice: sample q / 16, depth 4 (q % 16), staged as [m][kk].
   KOKKOS_INLINE_FUNCTION static int sample_of(int q) { return q / (step_depth / 4); }
   KOKKOS_INLINE_FUNCTION static int sample_depth(int q) { return 4 * (q % (step_depth / 4)); }
@@ -97,39 +171,33 @@ struct SmallBatchProduct {
   }
 
   KOKKOS_FUNCTION void operator()(const member_type& team) const { run_team_body(*this, team); }
+  KOKKOS_FUNCTION void operator()(WholeSteps, const member_type& team) const {
+    run_steps<CodeRuns, true>(team);
+  }
   KOKKOS_INLINE_FUNCTION void team_body(const member_type& team) const {
+    run_steps<GroupRuns, false>(team);
+  }
+
+  template <class WeightRuns, bool WholeStepsOnly>
+  KOKKOS_INLINE_FUNCTION void run_steps(const member_type& team) const {
     auto* scratch = static_cast<float*>(team.team_shmem().get_shmem_aligned(scratch_bytes(), 16));
     const int tid = team.team_rank();
     const int lane = tid % lanes, quad = tid / lanes;
     const std::int64_t j0 = std::int64_t(team.league_rank()) * team_cols;
     const std::int64_t total = product.depth();
     // The next step's operands wait in registers while this step runs, so the memory latency
-    // overlaps the arithmetic; one barrier per step. The weights stay as loaded until they are
-    // staged: extracting a group waits for its loads.
-    typename Weights::loaded_type next_b[weight_runs];
+    // overlaps the arithmetic; one barrier per step.
+    WeightRuns next_b;
     typename Samples::raw_type next_a[sample_runs];
     const auto load = [&](std::int64_t k0) {
-      for (int j = 0; j < weight_runs; ++j) {
-        const WeightRun run(tid + j * team_size);
-        next_b[j] = product.b.fetch_loaded(k0 + run.kk, j0 + run.jj);
-      }
+      next_b.load(product.b, tid, k0, j0);
       for (int j = 0; j < sample_runs; ++j) {
         const int q = tid + j * team_size;
         next_a[j] = product.a.fetch(k0 + sample_depth(q), sample_of(q));
       }
     };
     const auto stage = [&](float* buffer, std::int64_t k0) {
-      float* bs = buffer + max_samples * step_depth;
-      for (int j = 0; j < weight_runs; ++j) {
-        const WeightRun run(tid + j * team_size);
-        const Float4 w =
-            product.b.expand(next_b[j], product.b.group_shift(k0 + run.kk, j0 + run.jj));
-        if constexpr (Weights::along_depth) {
-          *reinterpret_cast<Float4*>(bs + run.jj * weight_stride + run.kk) = w;
-        } else {
-          for (int e = 0; e < 4; ++e) bs[(run.jj + e) * weight_stride + run.kk] = w.v[e];
-        }
-      }
+      next_b.stage(product.b, tid, k0, j0, buffer + max_samples * step_depth);
       for (int j = 0; j < sample_runs; ++j) {
         const int q = tid + j * team_size;
         *reinterpret_cast<Float4*>(buffer + sample_of(q) * step_depth + sample_depth(q)) =
@@ -149,7 +217,7 @@ struct SmallBatchProduct {
       const std::int64_t next = (step + 1) * step_depth;
       const int depth = int(Kokkos::min(std::int64_t(step_depth), total - step * step_depth));
       if (step + 1 < steps) load(next);
-      if (depth == step_depth) {
+      if (WholeStepsOnly || depth == step_depth) {
         step_fma<step_depth>(acc, as, bs, lane, quad);  // unrolled: loads scheduled ahead
       } else {
         step_fma<0>(acc, as, bs, lane, quad, depth);
@@ -170,11 +238,17 @@ struct SmallBatchProduct {
   static bool serves(std::int64_t samples) { return samples > 0 && samples <= max_samples; }
 
   void run(const ExecSpace& space, const char* label) const {
-    const std::int64_t teams = (product.cols() + team_cols - 1) / team_cols;
+    const std::int64_t cols = product.cols(), teams = (cols + team_cols - 1) / team_cols;
     if (teams == 0) return;
-    const auto policy =
-        policy_type(space, teams, team_size).set_scratch_size(0, Kokkos::PerTeam(scratch_bytes()));
-    Kokkos::parallel_for(label, policy, *this);
+    const auto launch = [&](auto policy) {
+      Kokkos::parallel_for(label, policy.set_scratch_size(0, Kokkos::PerTeam(scratch_bytes())),
+                           *this);
+    };
+    if (cols % team_cols == 0 && product.b.covers(cols - team_cols, team_cols, step_depth)) {
+      launch(policy_for<WholeSteps>(space, teams, team_size));
+    } else {
+      launch(policy_type(space, teams, team_size));
+    }
   }
 };
 

@@ -12,6 +12,7 @@
 
 #include "TernaryCounter_Codes.hpp"
 #include "impl/TernaryCounter_Float4.hpp"
+#include "impl/TernaryCounter_Unroll.hpp"
 
 #include <Kokkos_Core.hpp>
 
@@ -227,6 +228,44 @@ struct TernaryOperand {
 
   KOKKOS_INLINE_FUNCTION Float4 load(std::int64_t k, std::int64_t j) const {
     return expand(fetch(k, j));
+  }
+
+  /// Sixteen consecutive codes of one row (four groups in three words) and, across the depth, the
+  /// row's scale: what a kernel loads per run when whole runs lie inside word-aligned rows.
+  static constexpr int run_codes = 16;
+  struct CodeRun {
+    std::uint32_t word[3];
+    float scale;
+  };
+  /// The run of element (k, j), which starts a run: its code column is a multiple of 16, so its
+  /// 12 bytes are three aligned words (word_loads), inside the codes (covers).
+  KOKKOS_INLINE_FUNCTION CodeRun fetch_run(std::int64_t k, std::int64_t j) const {
+    const std::int64_t row = AlongDepth ? j : k, col = AlongDepth ? k : j;
+    const auto* words = reinterpret_cast<const std::uint32_t*>(
+        codes.data() + row * std::int64_t(codes.stride(0)) +
+        bytes_per_group * (std::uint64_t(col) / codes_per_group));
+    return {{words[0], words[1], words[2]}, AlongDepth ? 0.0f : scale(row)};
+  }
+  /// The run's 16 elements, t or scale * t as expand gives them. Each code is shifted to bits
+  /// 26..31 (other codes' bits below it), where one unsigned compare with lv << 26 tests
+  /// code >= lv: a shift, two compares and two selects per code, no extraction or conversion.
+  KOKKOS_INLINE_FUNCTION void expand_run(const CodeRun& run, float (&w)[run_codes]) const {
+    const std::uint32_t zero_from = std::uint32_t(lv) << 26, plus_from = std::uint32_t(2 * lv)
+                                                                         << 26;
+    // The products expand forms, made once per run (scale * t is exact).
+    const float minus = AlongDepth ? -1.0f : run.scale * -1.0f;
+    const float zero = AlongDepth ? 0.0f : run.scale * 0.0f;
+    const float plus = AlongDepth ? 1.0f : run.scale * 1.0f;
+    TERNARYCOUNTER_UNROLL
+    for (int e = 0; e < run_codes; ++e) {
+      const int bit = 6 * e, word = bit / 32, offset = bit % 32;
+      const std::uint32_t high =
+          offset <= 26
+              ? run.word[word] << (26 - offset)
+              : std::uint32_t(((std::uint64_t(run.word[word + 1]) << 32) | run.word[word]) >>
+                              (offset - 26));
+      w[e] = high >= plus_from ? plus : (high >= zero_from ? zero : minus);
+    }
   }
 };
 
