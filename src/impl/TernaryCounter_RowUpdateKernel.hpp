@@ -4,6 +4,8 @@
 // Work unit: the 8 packed groups b*64 + s + 8r (r = 0..7) of canonical block b, which hold the
 // complete chains of lanes 4s..4s+3 (see RowMath::accumulate_group). A unit reads its gradient
 // as 16-byte vectors and each 3-byte group once, and the units of a warp read contiguous memory.
+// Host threads that own a whole row (the hosts' default) walk it a canonical block at a time
+// instead, in loops over contiguous columns that compilers vectorize (host_row).
 #pragma once
 
 #include "TernaryCounter_Hash.hpp"
@@ -274,6 +276,12 @@ struct RowUpdateKernel {
     run_team_body(*this, team);
   }
   KOKKOS_INLINE_FUNCTION void team_body(const member_type& team) const {
+    if constexpr (Kokkos::SpaceAccessibility<ExecSpace, Kokkos::HostSpace>::accessible) {
+      if (team.team_size() == 1) {
+        host_row(team.league_rank());
+        return;
+      }
+    }
     const std::int64_t row = team.league_rank();
     const std::int64_t n = units();
     const int rank = team.team_rank(), size = team.team_size();
@@ -304,6 +312,74 @@ struct RowUpdateKernel {
       v(row) = rs.v_new;
       scale(row) = rs.s_new;
     });
+  }
+
+  /// The codes of columns [0, n) of a row's block (n a multiple of 4), one per int.
+  KOKKOS_INLINE_FUNCTION static void unpack_block(const std::uint8_t* bytes, int n, int* code) {
+    for (int q = 0; q < n / codes_per_group; ++q) {
+      const std::uint32_t word = load_group(bytes + bytes_per_group * q);
+      for (int pos = 0; pos < codes_per_group; ++pos) {
+        code[codes_per_group * q + pos] = group_code(word, pos);
+      }
+    }
+  }
+
+  /// Steps 2-11 for one row by one host thread, a canonical block of 256 columns at a time. In a
+  /// block, lane j's chain runs over columns j, j + 32, ...: every 32 consecutive columns add
+  /// the next term of all 32 chains, so both passes are loops over contiguous columns (the
+  /// work units serve GPU threads; on the host they cost 10 scalar instructions per weight for
+  /// the row sums alone). The codes are unpacked per block in each pass.
+  KOKKOS_INLINE_FUNCTION void host_row(std::int64_t row) const {
+    constexpr int B = RowMath::sum_block, L = RowMath::sum_lanes;
+    const std::int64_t in = k.in;
+    const float* g = grad.data() + row * std::int64_t(grad.stride(0));
+    std::uint8_t* bytes = codes.data() + row * std::int64_t(codes.stride(0));
+    const UpdateConstants kc = k;  // flat copies: GCC vectorizes no loop that reads members
+    int code[B];
+
+    LanePartial sums{};
+    for (std::int64_t start = 0; start < in; start += B) {
+      const int n = int(Kokkos::min<std::int64_t>(B, in - start));
+      unpack_block(bytes + start / codes_per_group * bytes_per_group, n, code);
+      float gg[L] = {}, gt[L] = {};
+      for (int r = 0; r < n; r += L) {
+        const int m = Kokkos::min(L, n - r);
+        const float* gr = g + start + r;
+        const int* cr = code + r;
+        for (int j = 0; j < m; ++j) {
+          const float t = float(decode_ternary(cr[j], kc.C));
+          gg[j] = Kokkos::fma(gr[j], gr[j], gg[j]);
+          gt[j] = Kokkos::fma(gr[j], t, gt[j]);
+        }
+      }
+      LanePartial lanes[L];
+      for (int j = 0; j < L; ++j) lanes[j] = {gg[j], gt[j]};
+      RowMath::add_block(sums, RowMath::fold_lanes(lanes), start == 0);
+    }
+    const RowMath::RowScalars rs = RowMath::row_scalars(kc, sums, v(row), scale(row));
+    if (rs.skip) {
+      Kokkos::atomic_add(&skipped(), std::int64_t(1));
+      return;
+    }
+
+    const std::uint32_t row_base = element_index(kc.row_offset + row, in, 0);
+    for (std::int64_t start = 0; start < in; start += B) {
+      const int n = int(Kokkos::min<std::int64_t>(B, in - start));
+      std::uint8_t* block_bytes = bytes + start / codes_per_group * bytes_per_group;
+      unpack_block(block_bytes, n, code);
+      const float* gb = g + start;
+      const std::uint32_t first = row_base + std::uint32_t(start);
+      int next[B];
+      for (int i = 0; i < n; ++i) {
+        next[i] = RowMath::updated_code(kc, rs, code[i], gb[i], uniform01(kc.seed, first + i));
+      }
+      for (int q = 0; q < n / codes_per_group; ++q) {
+        const int* c = next + codes_per_group * q;
+        store_group(make_group(c[0], c[1], c[2], c[3]), block_bytes + bytes_per_group * q);
+      }
+    }
+    v(row) = rs.v_new;
+    scale(row) = rs.s_new;
   }
 
   static int team_size_max(const ExecSpace& space, bool wide) {
