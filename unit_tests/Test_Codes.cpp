@@ -30,6 +30,7 @@ TEST(Codes, EncodeDecodeRoundTripForEveryDepthAndCode) {
     for (int t = -1; t <= 1; ++t) {
       for (int c = -(C - 1); c <= C - 1; ++c) {
         const int k = encode(t, c, C);
+        ASSERT_EQ(k, (t + 1) * lv + c + (C - 1)) << "C=" << C << " t=" << t << " c=" << c;
         ASSERT_GE(k, 0);
         ASSERT_LT(k, code_count(C));
         ASSERT_EQ(decode_ternary(k, C), t);
@@ -122,7 +123,9 @@ TEST(Codes, CarrySplitEqualsTruncatingDivisionOverItsRange) {
   // Step 10's counter sums lie in [-3C, 3C+1]; the kernels split them without dividing.
   for (int C = min_counter_depth; C <= max_counter_depth; ++C) {
     for (int n = -4 * C + 1; n < 4 * C; ++n) {
-      ASSERT_EQ(RowMath::truncated_quotient(n, C), n / C) << "n=" << n << " C=" << C;
+      const RowMath::CarrySplit split = RowMath::carry_split(n, C);
+      ASSERT_EQ(split.carry, n / C) << "n=" << n << " C=" << C;
+      ASSERT_EQ(split.rem, n % C) << "n=" << n << " C=" << C;
     }
   }
 }
