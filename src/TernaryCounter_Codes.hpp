@@ -24,23 +24,19 @@ KOKKOS_INLINE_FUNCTION constexpr int code_count(int C) {
   return 3 * counter_levels(C);
 }
 
-// Encoding and decoding compare and select instead of multiplying or dividing by lv (integer
-// division is slow on every backend, and vector units multiply 32-bit integers slowly): for
-// t in {-1, 0, 1} and every valid code k < 3 lv they equal (t + 1) lv + c + (C - 1),
-// k / lv - 1 and k % lv - (C - 1).
 KOKKOS_INLINE_FUNCTION constexpr int encode(int ternary, int counter, int C) {
-  const int lv = counter_levels(C);
-  return (ternary >= 0 ? lv : 0) + (ternary > 0 ? lv : 0) + counter + (C - 1);
+  return (ternary + 1) * counter_levels(C) + counter + (C - 1);
 }
 
+// Decoding compares instead of dividing (integer division is slow on every backend); both
+// equal k / lv - 1 and k % lv - (C - 1) for every valid code k < 3 lv.
 KOKKOS_INLINE_FUNCTION constexpr int decode_ternary(int code, int C) {
   const int lv = counter_levels(C);
   return int(code >= lv) + int(code >= 2 * lv) - 1;
 }
 
 KOKKOS_INLINE_FUNCTION constexpr int decode_counter(int code, int C) {
-  const int lv = counter_levels(C);
-  return code - (code >= lv ? lv : 0) - (code >= 2 * lv ? lv : 0) - (C - 1);
+  return code - (decode_ternary(code, C) + 1) * counter_levels(C) - (C - 1);
 }
 
 /// The 24-bit little-endian word k0 | k1 << 6 | k2 << 12 | k3 << 18 of one group.

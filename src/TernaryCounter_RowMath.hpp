@@ -108,18 +108,12 @@ KOKKOS_INLINE_FUNCTION RowScalars row_scalars(const UpdateConstants& k, LanePart
   return r;
 }
 
-/// Step 10's split of a counter sum: carry = cc / C truncated toward zero, rem = cc - carry C.
-struct CarrySplit {
-  int carry, rem;
-};
-/// For |cc| < 4C (the sums stay in [-3C, 3C + 1]): compares and selects instead of a division
-/// and a multiply, which vector units lack or run slowly.
-KOKKOS_INLINE_FUNCTION constexpr CarrySplit carry_split(int cc, int C) {
-  const int a = cc < 0 ? -cc : cc;
-  const bool q1 = a >= C, q2 = a >= 2 * C, q3 = a >= 3 * C;
-  const int q = int(q1) + int(q2) + int(q3);
-  const int m = a - (q1 ? C : 0) - (q2 ? C : 0) - (q3 ? C : 0);
-  return {cc < 0 ? -q : q, cc < 0 ? -m : m};
+/// n / d truncated toward zero, for |n| < 4d (the counter sums of step 10 stay in [-3C, 3C+1]);
+/// compares instead of dividing.
+KOKKOS_INLINE_FUNCTION constexpr int truncated_quotient(int n, int d) {
+  const int a = n < 0 ? -n : n;
+  const int q = int(a >= d) + int(a >= 2 * d) + int(a >= 3 * d);
+  return n < 0 ? -q : q;
 }
 
 /// New code of one weight (SPEC §3 steps 9-10).
@@ -135,13 +129,11 @@ KOKKOS_INLINE_FUNCTION int updated_code(const UpdateConstants& k, const RowScala
   val = min_f(max_f(val, -3.0f * k.C_f), 3.0f * k.C_f);
   const float f = Kokkos::floor(val);
   const int cc = int(f) + (u < val - f ? 1 : 0);
-  const CarrySplit split = carry_split(cc, C);
-  int rem = split.rem;
-  const int nt = t + split.carry;
+  const int carry = truncated_quotient(cc, C);
+  int rem = cc - carry * C;
+  const int nt = t + carry;
   const int t_new = nt < -1 ? -1 : (nt > 1 ? 1 : nt);
-  // A blocked flip pins rem at sign(cc) (C - 1).
-  const int pinned = (cc > 0 ? C - 1 : 0) - (cc < 0 ? C - 1 : 0);
-  rem = t_new != nt ? pinned : rem;
+  if (t_new != nt) rem = (cc > 0 ? 1 : (cc < 0 ? -1 : 0)) * (C - 1);
   rem = rem < -(C - 1) ? -(C - 1) : (rem > C - 1 ? C - 1 : rem);
   return encode(t_new, rem, C);
 }
