@@ -12,10 +12,12 @@
 
 #include <dlfcn.h>
 
+#include <chrono>
 #include <climits>
 #include <cstdint>
 
 #include <string>
+#include <thread>
 #include <type_traits>
 
 namespace TernaryCounter::Perf {
@@ -113,6 +115,10 @@ VendorGemm::VendorGemm(const ExecSpace& space) : impl_(std::make_unique<Impl>(Im
 }
 
 VendorGemm::~VendorGemm() = default;
+
+void VendorGemm::settle() const {
+  if constexpr (kHostSpace) std::this_thread::sleep_for(std::chrono::milliseconds(300));
+}
 
 void VendorGemm::gemm(bool transpose_a, bool transpose_b, const ConstMatrix& a,
                       const ConstMatrix& b, const Matrix& c) const {

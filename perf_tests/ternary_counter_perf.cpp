@@ -274,6 +274,7 @@ ShapeResult run_shape(const ExecSpace& space, const VendorGemm& vendor, const Sh
     r.skipped_rows += n;
   };
 
+  vendor.settle();
   r.from_io = time_repeats(repeats, restore, [&] {
     update_from_io(space, state, x, grad_out, params, workspace, skipped);
   });
@@ -284,12 +285,14 @@ ShapeResult run_shape(const ExecSpace& space, const VendorGemm& vendor, const Sh
   });
   add_skipped();
   // grad_w now holds this shape's gradient: the dense update alone reads it.
+  vendor.settle();
   r.dense = time_repeats(repeats, restore, [&] { update(space, state, grad_w, params, skipped); });
   add_skipped();
   r.vendor_gemm = time_repeats(
       repeats, [] {}, [&] { vendor.grad_w(x, grad_out, grad_w); });
 
   // The layer's products read the weights only: no restore needed between repeats.
+  vendor.settle();
   r.forward = time_repeats(
       repeats, [] {}, [&] { forward(space, state, x, y); });
   r.backward_input = time_repeats(
