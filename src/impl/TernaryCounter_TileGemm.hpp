@@ -215,18 +215,26 @@ struct TileGemm {
     }
   }
 
+  /// Team `team`'s tile: its first row and column, teams row-major over the tiles.
+  KOKKOS_INLINE_FUNCTION std::int64_t tile_row0(const member_type& team) const {
+    return (team.league_rank() / col_tiles()) * TR;
+  }
+  KOKKOS_INLINE_FUNCTION std::int64_t tile_col0(const member_type& team) const {
+    return (team.league_rank() % col_tiles()) * TC;
+  }
+  KOKKOS_INLINE_FUNCTION static float* team_scratch(const member_type& team) {
+    return static_cast<float*>(team.team_shmem().get_shmem_aligned(scratch_bytes(), 16));
+  }
+
   KOKKOS_FUNCTION void operator()(const member_type& team) const { run_team_body(*this, team); }
   KOKKOS_FUNCTION void operator()(InsideTiles, const member_type& team) const {
     if constexpr (T::register_accumulators) {
-      auto* scratch = static_cast<float*>(team.team_shmem().get_shmem_aligned(scratch_bytes(), 16));
-      gpu_tile<true>(team, scratch, (team.league_rank() / col_tiles()) * TR,
-                     (team.league_rank() % col_tiles()) * TC);
+      gpu_tile<true>(team, team_scratch(team), tile_row0(team), tile_col0(team));
     }
   }
   KOKKOS_INLINE_FUNCTION void team_body(const member_type& team) const {
-    const std::int64_t row0 = (team.league_rank() / col_tiles()) * TR;
-    const std::int64_t col0 = (team.league_rank() % col_tiles()) * TC;
-    auto* scratch = static_cast<float*>(team.team_shmem().get_shmem_aligned(scratch_bytes(), 16));
+    const std::int64_t row0 = tile_row0(team), col0 = tile_col0(team);
+    float* scratch = team_scratch(team);
     if constexpr (T::register_accumulators) {
       // Team-uniform: a tile inside both operands runs without edge tests.
       if constexpr (A::inside_path || B::inside_path) {
@@ -359,15 +367,17 @@ struct TileGemm {
       const std::int64_t rows = product.rows(), cols = product.cols();
       if (rows % TR == 0 && cols % TC == 0 && product.a.covers(rows - TR, TR, D) &&
           product.b.covers(cols - TC, TC, D)) {
-        const auto inside = policy_for<InsideTiles>(space, tiles, team_size)
-                                .set_scratch_size(0, Kokkos::PerTeam(scratch_bytes()));
-        Kokkos::parallel_for(label, inside, *this);
+        launch(policy_for<InsideTiles>(space, tiles, team_size), label);
         return;
       }
     }
-    const auto policy =
-        policy_type(space, tiles, team_size).set_scratch_size(0, Kokkos::PerTeam(scratch_bytes()));
-    Kokkos::parallel_for(label, policy, *this);
+    launch(policy_type(space, tiles, team_size), label);
+  }
+
+  template <class Policy>
+  void launch(Policy policy, const char* label) const {
+    Kokkos::parallel_for(label, policy.set_scratch_size(0, Kokkos::PerTeam(scratch_bytes())),
+                         *this);
   }
 };
 
