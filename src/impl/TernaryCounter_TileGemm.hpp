@@ -128,17 +128,16 @@ struct TileGemm {
     }
   }
 
+  /// GPUs: stages run q of a slice (hosts stage whole slices: host_stage).
   template <class Operand, int W, int P>
   KOKKOS_INLINE_FUNCTION static void put(float* slice, int q, const Float4& v) {
+    static_assert(T::register_accumulators);
     const Run<Operand, W> run(q);
     if constexpr (Operand::along_depth) {
       TERNARYCOUNTER_UNROLL
       for (int e = 0; e < 4; ++e) slice[slot<Operand, W, P>(run.kk + e, run.jj)] = v.v[e];
-    } else if constexpr (T::register_accumulators) {
-      *reinterpret_cast<Float4*>(slice + slot<Operand, W, P>(run.kk, run.jj)) = v;
     } else {
-      TERNARYCOUNTER_UNROLL
-      for (int e = 0; e < 4; ++e) slice[slot<Operand, W, P>(run.kk, run.jj + e)] = v.v[e];
+      *reinterpret_cast<Float4*>(slice + slot<Operand, W, P>(run.kk, run.jj)) = v;
     }
   }
   KOKKOS_INLINE_FUNCTION static void put_a(float* buffer, int q, const Float4& v) {
@@ -305,6 +304,83 @@ struct TileGemm {
     store_micro_tile(acc, row0, col0, ty, tx);
   }
 
+  // Hosts: the first `width` j of an operand's slice [k0, k0 + D) x [j0, j0 + W), in loops the
+  // compiler vectorizes. Runs across are staged in memory order (each is four consecutive
+  // elements of a micro-panel row; packed codes as runs of 16, a panel row of 16 at a time);
+  // runs along the depth a micro-panel at a time: the P runs of four depths, then each depth's P
+  // elements as one panel row, not four scattered stores per run. A tile inside the operand
+  // prefetches its next slice's lines as it goes (`next`: the depth goes on past this slice).
+  template <class Operand, int W, int P>
+  KOKKOS_INLINE_FUNCTION static void host_stage(const Operand& op, float* slice, std::int64_t k0,
+                                                std::int64_t j0, int width, bool next) {
+    if (op.covers(j0, W, D)) {
+      host_stage<Operand, W, P, true>(op, slice, k0, j0, width, next);
+    } else {
+      host_stage<Operand, W, P, false>(op, slice, k0, j0, width, false);
+    }
+  }
+  template <class Operand, int W, int P, bool Inside>
+  KOKKOS_INLINE_FUNCTION static void host_stage(const Operand& op, float* slice, std::int64_t k0,
+                                                std::int64_t j0, int width, bool next) {
+    constexpr int run16 = 16;
+    if constexpr (!Operand::along_depth && Inside && P % run16 == 0 &&
+                  requires { op.fetch_run(k0, j0); }) {
+      for (int kk = 0; kk < D; ++kk) {
+        for (int jb = 0; jb < width; jb += run16) {
+          if (next) op.prefetch(k0 + D + kk, j0 + jb);
+          float w[run16];
+          op.expand_run(op.fetch_run(k0 + kk, j0 + jb), w);
+          float* panel_row = slice + slot<Operand, W, P>(kk, jb);
+          TERNARYCOUNTER_UNROLL
+          for (int f = 0; f < run16; ++f) panel_row[f] = w[f];
+        }
+      }
+    } else if constexpr (!Operand::along_depth && P % 4 == 0) {
+      for (int kk = 0; kk < D; ++kk) {
+        for (int jb = 0; jb < width; jb += P) {
+          float* panel_row = slice + slot<Operand, W, P>(kk, jb);
+          TERNARYCOUNTER_UNROLL
+          for (int f = 0; f < P; f += 4) {
+            if (next && (jb + f) % 16 == 0) op.prefetch(k0 + D + kk, j0 + jb + f);
+            const auto raw =
+                Inside ? op.fetch_inside(k0 + kk, j0 + jb + f) : op.fetch(k0 + kk, j0 + jb + f);
+            TERNARYCOUNTER_UNROLL
+            for (int e = 0; e < 4; ++e) panel_row[f + e] = op.element(raw, e);
+          }
+        }
+      }
+    } else if constexpr (!Operand::along_depth) {
+      // Micro-panels of 6 (AVX2 and baseline builds): a run of four may span two.
+      for (int q = 0; q < D * W / 4; ++q) {
+        const Run<Operand, W> run(q);
+        if (run.jj >= width) continue;
+        if (next && run.jj % 16 == 0) op.prefetch(k0 + D + run.kk, j0 + run.jj);
+        const auto raw = fetch<Operand, W, Inside>(op, k0, j0, q);
+        TERNARYCOUNTER_UNROLL
+        for (int e = 0; e < 4; ++e)
+          slice[slot<Operand, W, P>(run.kk, run.jj + e)] = op.element(raw, e);
+      }
+    } else {
+      for (int jb = 0; jb < width; jb += P) {
+        for (int kk = 0; kk < D; kk += 4) {
+          typename Operand::raw_type raw[P];
+          TERNARYCOUNTER_UNROLL
+          for (int f = 0; f < P; ++f) {
+            if (next && kk % 16 == 0) op.prefetch(k0 + D + kk, j0 + jb + f);
+            raw[f] =
+                Inside ? op.fetch_inside(k0 + kk, j0 + jb + f) : op.fetch(k0 + kk, j0 + jb + f);
+          }
+          TERNARYCOUNTER_UNROLL
+          for (int e = 0; e < 4; ++e) {
+            float* panel_row = slice + slot<Operand, W, P>(kk + e, jb);
+            TERNARYCOUNTER_UNROLL
+            for (int f = 0; f < P; ++f) panel_row[f] = op.element(raw[f], e);
+          }
+        }
+      }
+    }
+  }
+
   // Accumulators of the whole tile in scratch; each step is staged once and every micro-tile
   // that holds a stored element is updated from it (a small product computes little padding).
   KOKKOS_INLINE_FUNCTION void host_tile(const member_type& team, float* scratch, std::int64_t row0,
@@ -313,36 +389,42 @@ struct TileGemm {
     const int rows_valid = int(Kokkos::min(std::int64_t(TR), product.rows() - row0));
     const int cols_valid = int(Kokkos::min(std::int64_t(TC), product.cols() - col0));
     const int micro_rows = (rows_valid + MR - 1) / MR, micro_cols = (cols_valid + MC - 1) / MC;
-    // Only the rows of micro-tiles that are computed (a few samples use a sliver of the tile).
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, micro_rows * MR * TC),
-                         [&](int q) { tile_acc[q] = 0.0f; });
     const std::int64_t total = product.depth();
+    if (total == 0) {  // else the first step starts the chains at zero, in registers
+      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, rows_valid * TC),
+                           [&](int q) { tile_acc[q] = 0.0f; });
+    }
     for (std::int64_t k0 = 0; k0 < total; k0 += D) {
       const int depth = int(Kokkos::min(std::int64_t(D), total - k0));
       team.team_barrier();
       // Only the micro-panels that are computed below are staged.
-      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, D * TR / 4), [&](int q) {
-        if (Run<A, TR>(q).jj >= micro_rows * MR) return;
-        put_a(scratch, q, product.a.expand(fetch<A, TR>(product.a, k0, row0, q)));
-      });
-      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, D * TC / 4), [&](int q) {
-        if (Run<B, TC>(q).jj >= micro_cols * MC) return;
-        put_b(scratch, q, product.b.expand(fetch<B, TC>(product.b, k0, col0, q)));
+      Kokkos::single(Kokkos::PerTeam(team), [&] {
+        const bool next = k0 + D < total;
+        host_stage<A, TR, MR>(product.a, scratch, k0, row0, micro_rows * MR, next);
+        host_stage<B, TC, MC>(product.b, scratch + A_FLOATS, k0, col0, micro_cols * MC, next);
       });
       team.team_barrier();
-      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, micro_rows * micro_cols), [&](int t) {
-        const int ty = t / micro_cols, tx = t % micro_cols;
-        float acc[MR][MC];
-        for (int e = 0; e < MR; ++e)
-          for (int f = 0; f < MC; ++f) acc[e][f] = tile_acc[row_of(ty, e) * TC + col_of(tx, f)];
-        if (depth == D) {
-          micro_fma<true>(acc, scratch, ty, tx, D);
-        } else {
-          micro_fma<false>(acc, scratch, ty, tx, depth);
-        }
-        for (int e = 0; e < MR; ++e)
-          for (int f = 0; f < MC; ++f) tile_acc[row_of(ty, e) * TC + col_of(tx, f)] = acc[e][f];
-      });
+      const auto update = [&](auto first) {
+        Kokkos::parallel_for(Kokkos::TeamThreadRange(team, micro_rows * micro_cols), [&](int t) {
+          const int ty = t / micro_cols, tx = t % micro_cols;
+          float acc[MR][MC];
+          for (int e = 0; e < MR; ++e)
+            for (int f = 0; f < MC; ++f)
+              acc[e][f] = first ? 0.0f : tile_acc[row_of(ty, e) * TC + col_of(tx, f)];
+          if (depth == D) {
+            micro_fma<true>(acc, scratch, ty, tx, D);
+          } else {
+            micro_fma<false>(acc, scratch, ty, tx, depth);
+          }
+          for (int e = 0; e < MR; ++e)
+            for (int f = 0; f < MC; ++f) tile_acc[row_of(ty, e) * TC + col_of(tx, f)] = acc[e][f];
+        });
+      };
+      if (k0 == 0) {
+        update(std::true_type{});
+      } else {
+        update(std::false_type{});
+      }
     }
     team.team_barrier();
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, rows_valid), [&](int r) {
