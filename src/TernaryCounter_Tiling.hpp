@@ -12,8 +12,9 @@ namespace TernaryCounter {
 /// 256-bit vectors there). 12 rows: forward 49-52 -> 45-46 ms and update_from_io 48.5-49 ->
 /// 45 ms at 1024 x 1024 x 4096 on 2 AVX-512 cores (2 interleaved runs each); 6 x 32 was slower
 /// (84 ms). Every output's fma chain is the same for any micro-tile.
+inline constexpr int host_micro_rows_avx512 = 12;
 #if defined(__AVX512F__)
-inline constexpr int host_micro_rows = 12;
+inline constexpr int host_micro_rows = host_micro_rows_avx512;
 #else
 inline constexpr int host_micro_rows = 6;
 #endif
@@ -49,6 +50,14 @@ struct Tiling : HostTiles<384, 512> {
 
   /// For products with fewer large tiles than threads.
   using Small = HostTiles<192, 256>;
+};
+
+/// Host tiles with AVX-512's micro-tiles, run by the AVX-512 copy of a build without
+/// architecture flags on CPUs that have it (impl/TernaryCounter_HostIsa.hpp).
+template <class Tiles>
+struct Avx512Tiles : Tiles {
+  static constexpr int micro_rows = host_micro_rows_avx512;
+  static constexpr bool avx512_copy = true;  ///< the kernel runs its AVX-512 copy
 };
 
 /// GPUs: 256 threads, each holding an 8x8 register micro-tile of a 128x128 tile; the micro-tile

@@ -225,7 +225,12 @@ struct TileGemm {
     return static_cast<float*>(team.team_shmem().get_shmem_aligned(scratch_bytes(), 16));
   }
 
-  KOKKOS_FUNCTION void operator()(const member_type& team) const { run_team_body(*this, team); }
+  /// Whether the host teams run the AVX-512 copy (Avx512Tiles).
+  static constexpr bool avx512_copy = requires { T::avx512_copy; };
+
+  KOKKOS_FUNCTION void operator()(const member_type& team) const {
+    run_team_body<avx512_copy>(*this, team);
+  }
   KOKKOS_FUNCTION void operator()(InsideTiles, const member_type& team) const {
     if constexpr (T::register_accumulators) {
       gpu_tile<true>(team, team_scratch(team), tile_row0(team), tile_col0(team));
@@ -463,6 +468,19 @@ struct TileGemm {
   }
 };
 
+template <class ExecSpace, class Product, class Tiles>
+void run_tile_gemm_with(const ExecSpace& space, const Product& product, const char* label) {
+#if TERNARYCOUNTER_HOST_ISA_DISPATCH
+  if constexpr (!Tiles::register_accumulators) {
+    if (host_runs_avx512()) {
+      TileGemm<ExecSpace, Product, Avx512Tiles<Tiles>>{product}.run(space, label);
+      return;
+    }
+  }
+#endif
+  TileGemm<ExecSpace, Product, Tiles>{product}.run(space, label);
+}
+
 /// Tile-GEMM teams that run at once on `space`: one launch of that many tiles is one full wave.
 template <class ExecSpace>
 std::int64_t tile_team_slots(const ExecSpace& space) {
@@ -472,7 +490,8 @@ std::int64_t tile_team_slots(const ExecSpace& space) {
 }
 
 /// Runs `product` on `space`, with the small-tile variant when the full-size tiles would leave
-/// multiprocessors (GPUs) or cores (hosts) idle.
+/// multiprocessors (GPUs) or cores (hosts) idle; in a build without architecture flags on a CPU
+/// with AVX-512, with the tiles of its AVX-512 copy.
 template <class ExecSpace, class Product>
 void run_tile_gemm(const ExecSpace& space, const Product& product, const char* label) {
   using T = Tiling<ExecSpace>;
@@ -480,11 +499,11 @@ void run_tile_gemm(const ExecSpace& space, const Product& product, const char* l
     const std::int64_t multiprocessors = tile_team_slots(space) / T::teams_per_multiprocessor;
     if (TileGemm<ExecSpace, Product>::tile_count(product.rows(), product.cols()) <
         multiprocessors) {
-      TileGemm<ExecSpace, Product, typename T::Small>{product}.run(space, label);
+      run_tile_gemm_with<ExecSpace, Product, typename T::Small>(space, product, label);
       return;
     }
   }
-  TileGemm<ExecSpace, Product>{product}.run(space, label);
+  run_tile_gemm_with<ExecSpace, Product, T>(space, product, label);
 }
 
 }  // namespace TernaryCounter::Impl
