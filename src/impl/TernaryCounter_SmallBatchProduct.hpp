@@ -75,6 +75,7 @@ struct SmallBatchProduct {
   /// Runs along the depth: consecutive threads read a row's consecutive groups (coalesced).
   /// Runs across: a thread per depth index, so that the transposed stores hit consecutive banks.
   struct GroupRuns {
+    static constexpr bool whole_steps_only = false;  ///< the last step may be partial
     static constexpr int per_thread = team_cols * step_depth / 4 / team_size;
     typename Weights::loaded_type next[per_thread];  ///< as loaded: extraction waits for loads
 
@@ -109,6 +110,7 @@ struct SmallBatchProduct {
   /// columns 16w .. 16w + 15 and lane l the code rows l and l + 32: both layouts then store
   /// conflict-free (along the depth: rows 68 floats apart; across: consecutive depth indices).
   struct CodeRuns {
+    static constexpr bool whole_steps_only = true;  ///< launched only for whole steps
     using Run = typename Weights::CodeRun;
     static constexpr int width = Weights::run_codes;
     static constexpr int per_thread = team_cols * step_depth / width / team_size;
@@ -172,13 +174,13 @@ struct SmallBatchProduct {
 
   KOKKOS_FUNCTION void operator()(const member_type& team) const { run_team_body(*this, team); }
   KOKKOS_FUNCTION void operator()(WholeSteps, const member_type& team) const {
-    run_steps<CodeRuns, true>(team);
+    run_steps<CodeRuns>(team);
   }
   KOKKOS_INLINE_FUNCTION void team_body(const member_type& team) const {
-    run_steps<GroupRuns, false>(team);
+    run_steps<GroupRuns>(team);
   }
 
-  template <class WeightRuns, bool WholeStepsOnly>
+  template <class WeightRuns>
   KOKKOS_INLINE_FUNCTION void run_steps(const member_type& team) const {
     auto* scratch = static_cast<float*>(team.team_shmem().get_shmem_aligned(scratch_bytes(), 16));
     const int tid = team.team_rank();
@@ -217,7 +219,7 @@ struct SmallBatchProduct {
       const std::int64_t next = (step + 1) * step_depth;
       const int depth = int(Kokkos::min(std::int64_t(step_depth), total - step * step_depth));
       if (step + 1 < steps) load(next);
-      if (WholeStepsOnly || depth == step_depth) {
+      if (WeightRuns::whole_steps_only || depth == step_depth) {
         step_fma<step_depth>(acc, as, bs, lane, quad);  // unrolled: loads scheduled ahead
       } else {
         step_fma<0>(acc, as, bs, lane, quad, depth);

@@ -176,6 +176,13 @@ struct TernaryOperand {
     return {words[0], (address & 3) > 1 ? words[1] : 0u};
   }
 
+  /// The first byte of the group that holds code (row, col), which lies inside the codes (no
+  /// View indexing; the unsigned column makes the division a shift).
+  KOKKOS_INLINE_FUNCTION const std::uint8_t* group_bytes(std::int64_t row, std::int64_t col) const {
+    return codes.data() + row * std::int64_t(codes.stride(0)) +
+           bytes_per_group * (std::uint64_t(col) / codes_per_group);
+  }
+
   /// Every run of the slices [k0, k0 + D) x [j0, j0 + W), k0 < depth, is inside the codes and
   /// word-loadable.
   KOKKOS_INLINE_FUNCTION bool covers(std::int64_t j0, int W, int D) const {
@@ -184,9 +191,7 @@ struct TernaryOperand {
   }
   KOKKOS_INLINE_FUNCTION raw_type fetch_inside(std::int64_t k, std::int64_t j) const {
     const std::int64_t row = AlongDepth ? j : k, col = AlongDepth ? k : j;
-    const std::uint32_t word =
-        aligned_group_at(codes.data() + row * std::int64_t(codes.stride(0)) +
-                         bytes_per_group * (std::uint64_t(col) / codes_per_group));
+    const std::uint32_t word = aligned_group_at(group_bytes(row, col));
     if constexpr (AlongDepth) {
       return word;
     } else {
@@ -197,8 +202,7 @@ struct TernaryOperand {
   /// prefetch_line of element (k, j)'s group, which lies inside the codes.
   KOKKOS_INLINE_FUNCTION void prefetch(std::int64_t k, std::int64_t j) const {
     const std::int64_t row = AlongDepth ? j : k, col = AlongDepth ? k : j;
-    prefetch_line(codes.data() + row * std::int64_t(codes.stride(0)) +
-                  bytes_per_group * (col / codes_per_group));
+    prefetch_line(group_bytes(row, col));
   }
 
   // Runs start at multiples of 4 along the columns, so a run is exactly one group.
@@ -276,9 +280,7 @@ struct TernaryOperand {
   /// 12 bytes are three aligned words (word_loads), inside the codes (covers).
   KOKKOS_INLINE_FUNCTION CodeRun fetch_run(std::int64_t k, std::int64_t j) const {
     const std::int64_t row = AlongDepth ? j : k, col = AlongDepth ? k : j;
-    const auto* words = reinterpret_cast<const std::uint32_t*>(
-        codes.data() + row * std::int64_t(codes.stride(0)) +
-        bytes_per_group * (std::uint64_t(col) / codes_per_group));
+    const auto* words = reinterpret_cast<const std::uint32_t*>(group_bytes(row, col));
     return {{words[0], words[1], words[2]}, AlongDepth ? 0.0f : scale(row)};
   }
   /// The run's 16 elements, t or scale * t as expand gives them. Each code is shifted to bits
