@@ -117,15 +117,22 @@ struct TileGemm {
     }
   };
 
+  /// The run at (k, j): without edge tests when the tile lies inside the operand.
+  template <bool Inside, class Operand>
+  KOKKOS_INLINE_FUNCTION static typename Operand::raw_type fetch_at(const Operand& op,
+                                                                    std::int64_t k,
+                                                                    std::int64_t j) {
+    if constexpr (Inside) {
+      return op.fetch_inside(k, j);
+    } else {
+      return op.fetch(k, j);
+    }
+  }
   template <class Operand, int W, bool Inside = false>
   KOKKOS_INLINE_FUNCTION static typename Operand::raw_type fetch(const Operand& op, std::int64_t k0,
                                                                  std::int64_t j0, int q) {
     const Run<Operand, W> run(q);
-    if constexpr (Inside) {
-      return op.fetch_inside(k0 + run.kk, j0 + run.jj);
-    } else {
-      return op.fetch(k0 + run.kk, j0 + run.jj);
-    }
+    return fetch_at<Inside>(op, k0 + run.kk, j0 + run.jj);
   }
 
   /// GPUs: stages run q of a slice (hosts stage whole slices: host_stage).
@@ -347,8 +354,7 @@ struct TileGemm {
           TERNARYCOUNTER_UNROLL
           for (int f = 0; f < P; f += 4) {
             if (next && (jb + f) % 16 == 0) op.prefetch(k0 + D + kk, j0 + jb + f);
-            const auto raw =
-                Inside ? op.fetch_inside(k0 + kk, j0 + jb + f) : op.fetch(k0 + kk, j0 + jb + f);
+            const auto raw = fetch_at<Inside>(op, k0 + kk, j0 + jb + f);
             TERNARYCOUNTER_UNROLL
             for (int e = 0; e < 4; ++e) panel_row[f + e] = op.element(raw, e);
           }
@@ -372,8 +378,7 @@ struct TileGemm {
           TERNARYCOUNTER_UNROLL
           for (int f = 0; f < P; ++f) {
             if (next && kk % 16 == 0) op.prefetch(k0 + D + kk, j0 + jb + f);
-            raw[f] =
-                Inside ? op.fetch_inside(k0 + kk, j0 + jb + f) : op.fetch(k0 + kk, j0 + jb + f);
+            raw[f] = fetch_at<Inside>(op, k0 + kk, j0 + jb + f);
           }
           TERNARYCOUNTER_UNROLL
           for (int e = 0; e < 4; ++e) {

@@ -283,6 +283,17 @@ struct TernaryOperand {
     const auto* words = reinterpret_cast<const std::uint32_t*>(group_bytes(row, col));
     return {{words[0], words[1], words[2]}, AlongDepth ? 0.0f : scale(row)};
   }
+  /// The three values a run's elements take: t, or scale * t (exact), as expand forms them.
+  struct RunValues {
+    float minus, zero, plus;
+  };
+  KOKKOS_INLINE_FUNCTION static RunValues run_values(const CodeRun& run) {
+    if constexpr (AlongDepth) {
+      return {-1.0f, 0.0f, 1.0f};
+    } else {
+      return {run.scale * -1.0f, run.scale * 0.0f, run.scale * 1.0f};
+    }
+  }
   /// The run's 16 elements, t or scale * t as expand gives them. Each code is shifted to bits
   /// 26..31 (other codes' bits below it), where one unsigned compare with lv << 26 tests
   /// code >= lv: a shift, two compares and two selects per code, no extraction or conversion.
@@ -292,10 +303,7 @@ struct TernaryOperand {
 #else
     const std::uint32_t zero_from = std::uint32_t(lv) << 26, plus_from = std::uint32_t(2 * lv)
                                                                          << 26;
-    // The products expand forms, made once per run (scale * t is exact).
-    const float minus = AlongDepth ? -1.0f : run.scale * -1.0f;
-    const float zero = AlongDepth ? 0.0f : run.scale * 0.0f;
-    const float plus = AlongDepth ? 1.0f : run.scale * 1.0f;
+    const RunValues v = run_values(run);
     TERNARYCOUNTER_UNROLL
     for (int e = 0; e < run_codes; ++e) {
       const int bit = 6 * e, word = bit / 32, offset = bit % 32;
@@ -304,7 +312,7 @@ struct TernaryOperand {
               ? run.word[word] << (26 - offset)
               : std::uint32_t(((std::uint64_t(run.word[word + 1]) << 32) | run.word[word]) >>
                               (offset - 26));
-      w[e] = high >= plus_from ? plus : (high >= zero_from ? zero : minus);
+      w[e] = high >= plus_from ? v.plus : (high >= zero_from ? v.zero : v.minus);
     }
 #endif
   }
@@ -328,10 +336,9 @@ struct TernaryOperand {
     const u32x16 shift = {0, 6, 12, 18, 24, 30, 4, 10, 16, 22, 28, 2, 8, 14, 20, 26};  // 6e % 32
     // (high << 1) << (31 - shift): high's bits above a straddling code's low part, no shift by 32.
     const u32x16 code = ((low >> shift) | ((high << 1) << (31 - shift))) & 63u;
-    const float minus = AlongDepth ? -1.0f : run.scale * -1.0f;
-    const float zero = AlongDepth ? 0.0f : run.scale * 0.0f;
-    const float plus = AlongDepth ? 1.0f : run.scale * 1.0f;
-    const f32x16 plus_v = plus - f32x16{}, zero_v = zero - f32x16{}, minus_v = minus - f32x16{};
+    const RunValues v = run_values(run);
+    const f32x16 plus_v = v.plus - f32x16{}, zero_v = v.zero - f32x16{},
+                 minus_v = v.minus - f32x16{};
     const f32x16 t =
         code >= std::uint32_t(2 * lv) ? plus_v : (code >= std::uint32_t(lv) ? zero_v : minus_v);
     std::memcpy(w, &t, sizeof t);
