@@ -39,6 +39,12 @@ KOKKOS_INLINE_FUNCTION constexpr int decode_counter(int code, int C) {
   return code - (decode_ternary(code, C) + 1) * counter_levels(C) - (C - 1);
 }
 
+/// decode_ternary as a float, given lv = counter_levels(C): two compares and two selects (no
+/// division and no int-to-float conversion, both slow on GPUs).
+KOKKOS_INLINE_FUNCTION constexpr float ternary_float(int code, int lv) {
+  return code >= 2 * lv ? 1.0f : (code >= lv ? 0.0f : -1.0f);
+}
+
 /// The 24-bit little-endian word k0 | k1 << 6 | k2 << 12 | k3 << 18 of one group.
 KOKKOS_INLINE_FUNCTION constexpr std::uint32_t load_group(const std::uint8_t* bytes) {
   return std::uint32_t(bytes[0]) | std::uint32_t(bytes[1]) << 8 | std::uint32_t(bytes[2]) << 16;

@@ -35,7 +35,7 @@ inline constexpr int group_strides_per_block = sum_lanes / 4;
 KOKKOS_INLINE_FUNCTION void accumulate_group(LanePartial (&p)[4], const float (&g)[4],
                                              std::uint32_t word, int C) {
   for (int pos = 0; pos < 4; ++pos) {
-    const float t = float(decode_ternary(group_code(word, pos), C));
+    const float t = ternary_float(group_code(word, pos), counter_levels(C));
     p[pos].gg = Kokkos::fma(g[pos], g[pos], p[pos].gg);
     p[pos].gt = Kokkos::fma(g[pos], t, p[pos].gt);
   }
@@ -85,6 +85,15 @@ KOKKOS_INLINE_FUNCTION float min_f(float a, float b) {
   return a < b ? a : b;
 }
 
+/// min(max(x, -limit), limit) as SPEC §3 step 9 writes it, for a limit > 0 (a NaN x gives
+/// -limit): GPUs take one min and one max instruction (fmin/fmax agree with the compare-selects
+/// for such limits) instead of two compares and two selects; hosts keep the compare-selects,
+/// which they vectorize.
+KOKKOS_INLINE_FUNCTION float clamp_magnitude(float x, float limit) {
+  KOKKOS_IF_ON_DEVICE((return Kokkos::fmin(Kokkos::fmax(x, -limit), limit);))
+  KOKKOS_IF_ON_HOST((return min_f(max_f(x, -limit), limit);))
+}
+
 KOKKOS_INLINE_FUNCTION RowScalars row_scalars(const UpdateConstants& k, LanePartial sums,
                                               float v_old, float s_old) {
   RowScalars r{};
@@ -116,19 +125,21 @@ KOKKOS_INLINE_FUNCTION constexpr int truncated_quotient(int n, int d) {
   return n < 0 ? -q : q;
 }
 
-/// New code of one weight (SPEC §3 steps 9-10).
-KOKKOS_INLINE_FUNCTION int updated_code(const UpdateConstants& k, const RowScalars& r, int code,
-                                        float g, float u) {
-  const int C = k.C;
-  const int t = decode_ternary(code, C);
-  const int c = decode_counter(code, C);
+/// Step 9: the counter sum cc of a weight whose old counter is c (as a float), in [-3C, 3C]
+/// (the clamp of val keeps it there).
+KOKKOS_INLINE_FUNCTION int counter_sum(const UpdateConstants& k, const RowScalars& r, float c,
+                                       float g, float u) {
   const float scaled = (-k.lr) * (g / r.denom);
   const float tick = scaled * r.cs;
-  const float carried = float(c) * r.ratio;
+  const float carried = c * r.ratio;
   float val = carried + tick;
-  val = min_f(max_f(val, -3.0f * k.C_f), 3.0f * k.C_f);
+  val = clamp_magnitude(val, 3.0f * k.C_f);
   const float f = Kokkos::floor(val);
-  const int cc = int(f) + (u < val - f ? 1 : 0);
+  return int(f) + (u < val - f ? 1 : 0);
+}
+
+/// Step 10: the new code of a weight whose old ternary is t and whose counter sum is cc.
+KOKKOS_INLINE_FUNCTION constexpr int code_after(int t, int cc, int C) {
   const int carry = truncated_quotient(cc, C);
   int rem = cc - carry * C;
   const int nt = t + carry;
@@ -136,6 +147,14 @@ KOKKOS_INLINE_FUNCTION int updated_code(const UpdateConstants& k, const RowScala
   if (t_new != nt) rem = (cc > 0 ? 1 : (cc < 0 ? -1 : 0)) * (C - 1);
   rem = rem < -(C - 1) ? -(C - 1) : (rem > C - 1 ? C - 1 : rem);
   return encode(t_new, rem, C);
+}
+
+/// New code of one weight (SPEC §3 steps 9-10).
+KOKKOS_INLINE_FUNCTION int updated_code(const UpdateConstants& k, const RowScalars& r, int code,
+                                        float g, float u) {
+  const int C = k.C;
+  const float c = float(decode_counter(code, C));
+  return code_after(decode_ternary(code, C), counter_sum(k, r, c, g, u), C);
 }
 
 }  // namespace TernaryCounter::RowMath

@@ -1,6 +1,8 @@
 // SPEC §1: code encode/decode and the 4-codes-in-3-bytes packing, for every C and every code.
 #include "Test_Helpers.hpp"
 
+#include "impl/TernaryCounter_CodeUpdateTable.hpp"
+
 namespace TernaryCounter::Test {
 namespace {
 
@@ -124,6 +126,25 @@ TEST(Codes, CarrySplitEqualsTruncatingDivisionOverItsRange) {
   for (int C = min_counter_depth; C <= max_counter_depth; ++C) {
     for (int n = -4 * C + 1; n < 4 * C; ++n) {
       ASSERT_EQ(RowMath::truncated_quotient(n, C), n / C) << "n=" << n << " C=" << C;
+    }
+  }
+}
+
+TEST(Codes, CodeUpdateTableEqualsStepTenForEveryDepthCodeAndCounterSum) {
+  // The GPU row update reads step 10 and the old codes' counters from this table; a team fills
+  // it strided by its rank, so fill it here in 7 interleaved parts.
+  for (int C = min_counter_depth; C <= max_counter_depth; ++C) {
+    Impl::CodeUpdateTable table{};
+    for (int part = 0; part < 7; ++part) table.fill(C, part, 7);
+    for (int code = 0; code < Impl::CodeUpdateTable::code_values; ++code) {
+      const Impl::CodeUpdateTable::OldCode old = table.old_code[code];
+      ASSERT_EQ(bits(old.counter), bits(float(decode_counter(code, C)))) << "C=" << C;
+      const int t = decode_ternary(code, C);
+      for (int cc = -3 * C; cc <= 3 * C; ++cc) {
+        ASSERT_EQ(table.next(old, cc), code_after_carry(t, cc, C))
+            << "C=" << C << " code=" << code << " cc=" << cc;
+        ASSERT_EQ(RowMath::code_after(t, cc, C), code_after_carry(t, cc, C));
+      }
     }
   }
 }

@@ -11,6 +11,7 @@
 #include "TernaryCounter_Hash.hpp"
 #include "TernaryCounter_RowMath.hpp"
 #include "TernaryCounter_Tiling.hpp"
+#include "impl/TernaryCounter_CodeUpdateTable.hpp"
 #include "impl/TernaryCounter_Float4.hpp"
 #include "impl/TernaryCounter_HostIsa.hpp"
 
@@ -62,10 +63,13 @@ struct RowUpdateKernel {
   KOKKOS_INLINE_FUNCTION std::int64_t units() const {
     return blocks() * RowMath::group_strides_per_block;
   }
-  /// Per block of a row: its total (folds_in_warps), else its 32 lane partials.
+  /// Team scratch: the code update table, then per block of a row its total (folds_in_warps),
+  /// else its 32 lane partials.
+  static constexpr std::size_t table_bytes = (sizeof(CodeUpdateTable) + 15) / 16 * 16;
   KOKKOS_INLINE_FUNCTION static std::size_t scratch_bytes(std::int64_t in, int team_size) {
     const std::size_t per_block = folds_in_warps(team_size) ? 1 : RowMath::sum_lanes;
-    return sizeof(LanePartial) * std::size_t(RowMath::sum_block_count(in)) * per_block;
+    return table_bytes +
+           sizeof(LanePartial) * std::size_t(RowMath::sum_block_count(in)) * per_block;
   }
 
   /// Group r of unit u: b*64 + s + 8r, the groups holding the chains of lanes 4s..4s+3 of
@@ -213,13 +217,15 @@ struct RowUpdateKernel {
     return rs;
   }
 
-  /// Steps 9-10 for weight pos of group r of unit u. Element indices are taken mod 2^32, so the
-  /// row's base is reduced once per unit.
-  KOKKOS_INLINE_FUNCTION int new_code(std::uint32_t row_base, std::int64_t u, const Unit& d,
-                                      const RowMath::RowScalars& rs, int r, int pos) const {
+  /// Steps 9-10 for weight pos of group r of unit u, step 10 and the decoding by the table.
+  /// Element indices are taken mod 2^32, so the row's base is reduced once per unit.
+  KOKKOS_INLINE_FUNCTION int new_code(const CodeUpdateTable& table, std::uint32_t row_base,
+                                      std::int64_t u, const Unit& d, const RowMath::RowScalars& rs,
+                                      int r, int pos) const {
     const std::uint32_t i = std::uint32_t(codes_per_group * unit_group(u, r) + pos);
-    return RowMath::updated_code(k, rs, group_code(d.word[r], pos), d.g[r][pos],
-                                 uniform01(k.seed, row_base + i));
+    const CodeUpdateTable::OldCode old = table.old_code[group_code(d.word[r], pos)];
+    return table.next(old, RowMath::counter_sum(k, rs, old.counter, d.g[r][pos],
+                                                uniform01(k.seed, row_base + i)));
   }
 
   /// Steps 9-10 for one unit. Hosts compute all its codes in one flat loop, which compilers
@@ -227,9 +233,10 @@ struct RowUpdateKernel {
   /// flat loop keeps 32 codes live (128 registers instead of 72; the H200's dense update at
   /// 16384 x 16384 took 3.15 instead of 2.19 ms).
   KOKKOS_INLINE_FUNCTION void update_unit(std::int64_t row, std::int64_t u, const Unit& d,
-                                          const RowMath::RowScalars& rs) const {
+                                          const RowMath::RowScalars& rs,
+                                          [[maybe_unused]] const CodeUpdateTable& table) const {
     KOKKOS_IF_ON_HOST((update_unit_flat(row, u, d, rs);))
-    KOKKOS_IF_ON_DEVICE((update_unit_by_group(row, u, d, rs);))
+    KOKKOS_IF_ON_DEVICE((update_unit_by_group(row, u, d, rs, table);))
   }
   /// Groups past the row (a short last block) are computed from zeros and not stored. The loop
   /// reads flat copies only: GCC vectorizes no loop that indexes the unit's 2-d arrays or reads
@@ -256,12 +263,13 @@ struct RowUpdateKernel {
     }
   }
   KOKKOS_INLINE_FUNCTION void update_unit_by_group(std::int64_t row, std::int64_t u, const Unit& d,
-                                                   const RowMath::RowScalars& rs) const {
+                                                   const RowMath::RowScalars& rs,
+                                                   const CodeUpdateTable& table) const {
     const std::uint32_t row_base = element_index(k.row_offset + row, k.in, 0);
     for (int r = 0; r < d.count; ++r) {
       int next[codes_per_group];
       for (int pos = 0; pos < codes_per_group; ++pos) {
-        next[pos] = new_code(row_base, u, d, rs, r, pos);
+        next[pos] = new_code(table, row_base, u, d, rs, r, pos);
       }
       store_codes(row, u, r, next);
     }
@@ -285,8 +293,11 @@ struct RowUpdateKernel {
     const std::int64_t row = team.league_rank();
     const std::int64_t n = units();
     const int rank = team.team_rank(), size = team.team_size();
-    auto* partial = static_cast<LanePartial*>(
-        team.team_scratch(scratch_level).get_shmem(scratch_bytes(k.in, size)));
+    auto* scratch =
+        static_cast<char*>(team.team_scratch(scratch_level).get_shmem(scratch_bytes(k.in, size)));
+    auto* table = reinterpret_cast<CodeUpdateTable*>(scratch);
+    auto* partial = reinterpret_cast<LanePartial*>(scratch + table_bytes);
+    table->fill(k.C, rank, size);  // read after the barrier of the row sums
 
     // Steps 2-8: every lane chain of the row, then per block the fixed fold, then the blocks in
     // ascending order, then the row scalars.
@@ -300,11 +311,11 @@ struct RowUpdateKernel {
     }
 
     // Steps 9-10: the kept unit as loaded, any others read again.
-    if (rank < n) update_unit(row, rank, kept, rs);
+    if (rank < n) update_unit(row, rank, kept, rs, *table);
     for (std::int64_t u = rank + size; u < n; u += size) {
       Unit d;
       load_unit(row, u, d);
-      update_unit(row, u, d, rs);
+      update_unit(row, u, d, rs, *table);
     }
 
     // Step 11.

@@ -104,11 +104,9 @@ struct MatrixOperand {
   }
 };
 
-/// t of a valid code by two selects (no division, no int-to-float conversion: both are slow on
-/// GPUs, and a step decodes every code it stages).
+/// t of code `lane` of a group (a step decodes every code it stages).
 KOKKOS_INLINE_FUNCTION float ternary_value(std::uint32_t word, int lane, int lv) {
-  const int k = group_code(word, lane);
-  return k >= 2 * lv ? 1.0f : (k >= lv ? 0.0f : -1.0f);
+  return ternary_float(group_code(word, lane), lv);
 }
 
 /// The two aligned words that hold a group of codes, as loaded. Extracting the group waits for
