@@ -106,29 +106,32 @@ struct SmallBatchProduct {
     }
   };
 
-  /// A step's weight slice as runs of 16 codes (WholeSteps). Warp w takes the slice's code
-  /// columns 16w .. 16w + 15 and lane l the code rows l and l + 32: both layouts then store
-  /// conflict-free (along the depth: rows 68 floats apart; across: consecutive depth indices).
+  /// A step's weight slice as runs of 16 codes (WholeSteps). The slice is 64 code rows of 64 codes
+  /// (forward: rows are output columns; backward_input: depth indices); lane l of warp w takes
+  /// half w / 2 (two runs, one 24-byte piece: TernaryOperand::fetch_run_pair) of code row
+  /// l + 32 (w % 2). A load instruction touches each of the warp's 32 rows once, and both layouts
+  /// store conflict-free (along the depth: 8 consecutive rows 68 floats apart per quarter warp;
+  /// across: 32 consecutive depth indices).
   struct CodeRuns {
     static constexpr bool whole_steps_only = true;  ///< launched only for whole steps
     using Run = typename Weights::CodeRun;
     static constexpr int width = Weights::run_codes;
-    static constexpr int per_thread = team_cols * step_depth / width / team_size;
-    static_assert(team_size == lanes * (step_depth / width) && per_thread * lanes == team_cols,
-                  "a warp per run column, a lane per code row");
+    static constexpr int per_thread = 2;
+    static constexpr int code_rows = Weights::along_depth ? team_cols : step_depth;
+    static_assert(code_rows == 64 && team_size == 2 * code_rows &&
+                      (Weights::along_depth ? step_depth : team_cols) == 2 * per_thread * width,
+                  "a lane per half of a 64-code row slice");
     Run next[per_thread];
 
     KOKKOS_INLINE_FUNCTION static void place(int tid, int r, int& kk, int& jj) {
-      const int code_row = tid % lanes + lanes * r, code_col = width * (tid / lanes);
-      kk = Weights::along_depth ? code_col : code_row;
-      jj = Weights::along_depth ? code_row : code_col;
+      const int code_row = tid % code_rows, code_col = per_thread * width * (tid / code_rows);
+      kk = Weights::along_depth ? code_col + width * r : code_row;
+      jj = Weights::along_depth ? code_row : code_col + width * r;
     }
     KOKKOS_INLINE_FUNCTION void load(const Weights& b, int tid, std::int64_t k0, std::int64_t j0) {
-      for (int r = 0; r < per_thread; ++r) {
-        int kk, jj;
-        place(tid, r, kk, jj);
-        next[r] = b.fetch_run(k0 + kk, j0 + jj);
-      }
+      int kk, jj;
+      place(tid, 0, kk, jj);
+      b.fetch_run_pair(k0 + kk, j0 + jj, next);
     }
     KOKKOS_INLINE_FUNCTION void stage(const Weights& b, int tid, std::int64_t, std::int64_t,
                                       float* bs) const {
@@ -246,7 +249,8 @@ struct SmallBatchProduct {
       Kokkos::parallel_for(label, policy.set_scratch_size(0, Kokkos::PerTeam(scratch_bytes())),
                            *this);
     };
-    if (cols % team_cols == 0 && product.b.covers(cols - team_cols, team_cols, step_depth)) {
+    if (cols % team_cols == 0 && product.b.covers(cols - team_cols, team_cols, step_depth) &&
+        product.b.pair_aligned()) {
       launch(policy_for<WholeSteps>(space, teams, team_size));
     } else {
       launch(policy_type(space, teams, team_size));

@@ -281,6 +281,41 @@ struct TernaryOperand {
     const auto* words = reinterpret_cast<const std::uint32_t*>(group_bytes(row, col));
     return {{words[0], words[1], words[2]}, AlongDepth ? 0.0f : scale(row)};
   }
+  /// Two consecutive runs of one row (32 codes, 24 bytes) in two vector loads, for a kernel whose
+  /// lanes each take half of a 64-code slice of a row: the runs at code columns col and col + 16
+  /// of element (k, j)'s row, col a multiple of 32 in a row that starts 16-byte aligned (the 24
+  /// bytes then start 16-byte aligned or 8 bytes past, and load as 16 + 8 or 8 + 16 bytes).
+  /// A warp's load then touches each of its 32 rows once per instruction, not once per word.
+  KOKKOS_INLINE_FUNCTION void fetch_run_pair(std::int64_t k, std::int64_t j,
+                                             CodeRun (&runs)[2]) const {
+    struct alignas(16) Words4 {
+      std::uint32_t w[4];
+    };
+    struct alignas(8) Words2 {
+      std::uint32_t w[2];
+    };
+    const std::int64_t row = AlongDepth ? j : k, col = AlongDepth ? k : j;
+    const std::uint8_t* bytes = group_bytes(row, col);
+    std::uint32_t w[6];
+    if (reinterpret_cast<std::uintptr_t>(bytes) % 16 == 0) {
+      const Words4 a = *reinterpret_cast<const Words4*>(bytes);
+      const Words2 b = *reinterpret_cast<const Words2*>(bytes + 16);
+      w[0] = a.w[0], w[1] = a.w[1], w[2] = a.w[2], w[3] = a.w[3], w[4] = b.w[0], w[5] = b.w[1];
+    } else {
+      const Words2 a = *reinterpret_cast<const Words2*>(bytes);
+      const Words4 b = *reinterpret_cast<const Words4*>(bytes + 8);
+      w[0] = a.w[0], w[1] = a.w[1], w[2] = b.w[0], w[3] = b.w[1], w[4] = b.w[2], w[5] = b.w[3];
+    }
+    const float s = AlongDepth ? 0.0f : scale(row);
+    runs[0] = {{w[0], w[1], w[2]}, s};
+    runs[1] = {{w[3], w[4], w[5]}, s};
+  }
+  /// Whether fetch_run_pair may serve runs of this operand's covered slices: rows start 16-byte
+  /// aligned (covers() with a 64-deep slice already makes the row length a multiple of 48).
+  KOKKOS_INLINE_FUNCTION bool pair_aligned() const {
+    return reinterpret_cast<std::uintptr_t>(codes.data()) % 16 == 0 && codes.stride(0) % 16 == 0;
+  }
+
   /// The three values a run's elements take: t, or scale * t (exact), as expand forms them.
   struct RunValues {
     float minus, zero, plus;
