@@ -20,6 +20,7 @@
 #include <Kokkos_Core.hpp>
 
 #include <cstdint>
+#include <type_traits>
 
 namespace TernaryCounter::Impl {
 
@@ -38,7 +39,14 @@ struct SmallBatchProduct {
   static constexpr int step_depth = 64;                 ///< depth indices staged per step
   static constexpr int weight_stride = step_depth + 4;  ///< padded: conflict-free column reads
   static constexpr int sample_runs = max_samples * step_depth / 4 / team_size;
-  static constexpr int stage_floats = max_samples * step_depth + team_cols * weight_stride;
+  /// Staged weights: forward's t (+-1 or 0) as the high 16 bits of its float (exact), which halves
+  /// the shared-memory traffic of the weight reads that bound the kernel; backward_input's
+  /// scale * t as floats.
+  static constexpr bool half_weights = Weights::along_depth;
+  using staged_weight = std::conditional_t<half_weights, std::uint16_t, float>;
+  static constexpr int weight_floats =
+      int(team_cols * weight_stride * sizeof(staged_weight) / sizeof(float));
+  static constexpr int stage_floats = max_samples * step_depth + weight_floats;
 
   // Two teams per multiprocessor: even a 16384-column product has only 256 teams, and the
   // registers beyond a 4-team budget hold the prefetched words instead of spilling them.
@@ -57,14 +65,40 @@ struct SmallBatchProduct {
     return sizeof(float) * 2 * stage_floats + 16;
   }
 
+  /// Four staged half weights (8 bytes: rows of 68 halves keep 8-byte reads and stores of
+  /// consecutive rows conflict-free).
+  struct alignas(8) HalfWeights {
+    std::uint32_t pair[2];  ///< weights 2p (low half) and 2p + 1 (high half)
+  };
+  KOKKOS_INLINE_FUNCTION static std::uint32_t high_halves(float low, float high) {
+    return Kokkos::bit_cast<std::uint32_t>(low) >> 16 |
+           (Kokkos::bit_cast<std::uint32_t>(high) & 0xFFFF0000u);
+  }
+  /// Four consecutive staged weights of a column as floats.
+  KOKKOS_INLINE_FUNCTION static Float4 load_weights(const staged_weight* p) {
+    if constexpr (half_weights) {
+      const HalfWeights h = *reinterpret_cast<const HalfWeights*>(p);
+      Float4 q;
+      for (int e = 0; e < 2; ++e) {
+        q.v[2 * e] = Kokkos::bit_cast<float>(h.pair[e] << 16);
+        q.v[2 * e + 1] = Kokkos::bit_cast<float>(h.pair[e] & 0xFFFF0000u);
+      }
+      return q;
+    } else {
+      return *reinterpret_cast<const Float4*>(p);
+    }
+  }
+
   /// Stages the weights at (kk, jj) of a step's slice, transposed to [jj][kk] when the run lies
   /// across (a thread per depth index then: consecutive banks).
   template <int N>
-  KOKKOS_INLINE_FUNCTION static void store_weights(float* bs, int kk, int jj, const float* w) {
-    if constexpr (Weights::along_depth) {
+  KOKKOS_INLINE_FUNCTION static void store_weights(staged_weight* bs, int kk, int jj,
+                                                   const float* w) {
+    static_assert(half_weights == Weights::along_depth);
+    if constexpr (half_weights) {
       for (int e = 0; e < N; e += 4) {
-        *reinterpret_cast<Float4*>(bs + jj * weight_stride + kk + e) =
-            Float4{{w[e], w[e + 1], w[e + 2], w[e + 3]}};
+        *reinterpret_cast<HalfWeights*>(bs + jj * weight_stride + kk + e) =
+            HalfWeights{{high_halves(w[e], w[e + 1]), high_halves(w[e + 2], w[e + 3])}};
       }
     } else {
       for (int e = 0; e < N; ++e) bs[(jj + e) * weight_stride + kk] = w[e];
@@ -96,7 +130,7 @@ struct SmallBatchProduct {
       }
     }
     KOKKOS_INLINE_FUNCTION void stage(const Weights& b, int tid, std::int64_t k0, std::int64_t j0,
-                                      float* bs) const {
+                                      staged_weight* bs) const {
       for (int r = 0; r < per_thread; ++r) {
         int kk, jj;
         place(tid + r * team_size, kk, jj);
@@ -134,7 +168,7 @@ struct SmallBatchProduct {
       b.fetch_run_pair(k0 + kk, j0 + jj, next);
     }
     KOKKOS_INLINE_FUNCTION void stage(const Weights& b, int tid, std::int64_t, std::int64_t,
-                                      float* bs) const {
+                                      staged_weight* bs) const {
       for (int r = 0; r < per_thread; ++r) {
         int kk, jj;
         place(tid, r, kk, jj);
@@ -153,13 +187,13 @@ struct SmallBatchProduct {
   /// full step, known at compile time; else `depth`, which may end inside a run of four).
   template <int Depth>
   KOKKOS_INLINE_FUNCTION static void step_fma(float (&acc)[block_cols][block_samples],
-                                              const float* as, const float* bs, int lane, int quad,
-                                              int depth = Depth) {
+                                              const float* as, const staged_weight* bs, int lane,
+                                              int quad, int depth = Depth) {
     TERNARYCOUNTER_UNROLL
     for (int c = 0; c < (Depth > 0 ? Depth : depth); c += 4) {
       Float4 b[block_cols], a[block_samples];
       for (int r = 0; r < block_cols; ++r) {
-        b[r] = *reinterpret_cast<const Float4*>(bs + (lane + lanes * r) * weight_stride + c);
+        b[r] = load_weights(bs + (lane + lanes * r) * weight_stride + c);
       }
       for (int s = 0; s < block_samples; ++s) {
         a[s] = *reinterpret_cast<const Float4*>(as + (block_samples * quad + s) * step_depth + c);
@@ -202,7 +236,8 @@ struct SmallBatchProduct {
       }
     };
     const auto stage = [&](float* buffer, std::int64_t k0) {
-      next_b.stage(product.b, tid, k0, j0, buffer + max_samples * step_depth);
+      next_b.stage(product.b, tid, k0, j0,
+                   reinterpret_cast<staged_weight*>(buffer + max_samples * step_depth));
       for (int j = 0; j < sample_runs; ++j) {
         const int q = tid + j * team_size;
         *reinterpret_cast<Float4*>(buffer + sample_of(q) * step_depth + sample_depth(q)) =
@@ -218,7 +253,7 @@ struct SmallBatchProduct {
     team.team_barrier();
     for (std::int64_t step = 0; step < steps; ++step) {
       const float* as = scratch + (step % 2) * stage_floats;
-      const float* bs = as + max_samples * step_depth;
+      const auto* bs = reinterpret_cast<const staged_weight*>(as + max_samples * step_depth);
       const std::int64_t next = (step + 1) * step_depth;
       const int depth = int(Kokkos::min(std::int64_t(step_depth), total - step * step_depth));
       if (step + 1 < steps) load(next);
