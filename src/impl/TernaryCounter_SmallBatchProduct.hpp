@@ -5,11 +5,12 @@
 // A Product (ForwardProduct, BackwardInputProduct) supplies the samples operand a (k along the
 // depth, j = m), the weights operand b (k along the depth, j across) and store(m, j, acc). A team
 // owns 64 columns j of the output. Per step of 64 depth indices it stages the samples' slice and
-// the decoded weights (each code decoded once per team, into scratch, as [j][k]), then each
-// thread accumulates a 2-column x 4-sample register block (a warp per 4 samples). Each element
-// is the documented fma chain over the depth in ascending order: the bits equal the tile
-// engine's. Products of whole teams and steps over word-aligned codes (the usual layer shapes)
-// launch a kernel that loads the weights as runs of 16 codes without edge tests (WholeSteps).
+// the decoded weights (each code decoded once per team, into scratch, as [j][k]; forward's t as
+// 16-bit halves), then each thread accumulates a 2-column x 4-sample register block (a warp per 4
+// samples). Each element is the documented fma chain over the depth in ascending order: the bits
+// equal the tile engine's. Products of whole teams and steps over 16-byte aligned code rows (the
+// usual layer shapes) launch a kernel that loads the weights as pairs of 16-code runs without
+// edge tests (WholeSteps). The kernel is bound by its shared-memory and L1 traffic (ncu).
 #pragma once
 
 #include "impl/TernaryCounter_Float4.hpp"
