@@ -138,15 +138,19 @@ KOKKOS_INLINE_FUNCTION int counter_sum(const UpdateConstants& k, const RowScalar
   return int(f) + (u < val - f ? 1 : 0);
 }
 
-/// Step 10: the new code of a weight whose old ternary is t and whose counter sum is cc.
+/// Step 10: the new code of a weight whose old ternary is t and whose counter sum is cc, in
+/// [-3C, 3C]. With carry = cc / C (truncated) and rem = cc - carry C, an unblocked flip gives
+/// encode(t + carry, rem) = encode(t, 0) + cc + carry (C - 1) (lv - C = C - 1), a valid code
+/// (|rem| < C, so the SPEC's clamp of rem changes nothing); a blocked one (t + carry beyond +-1)
+/// gives the last code 3 lv - 1 upward (rem = C - 1) or 0 downward, and there that same sum lies
+/// at or past the end it saturates to. So one clamp of the sum is step 10: about a dozen integer
+/// operations, no multiply by a code-dependent value and no branch (the unit test checks it
+/// against the SPEC's wording for every C, t and cc).
 KOKKOS_INLINE_FUNCTION constexpr int code_after(int t, int cc, int C) {
   const int carry = truncated_quotient(cc, C);
-  int rem = cc - carry * C;
-  const int nt = t + carry;
-  const int t_new = nt < -1 ? -1 : (nt > 1 ? 1 : nt);
-  if (t_new != nt) rem = (cc > 0 ? 1 : (cc < 0 ? -1 : 0)) * (C - 1);
-  rem = rem < -(C - 1) ? -(C - 1) : (rem > C - 1 ? C - 1 : rem);
-  return encode(t_new, rem, C);
+  const int code = encode(t, 0, C) + cc + carry * (C - 1);
+  const int last = code_count(C) - 1;
+  return code < 0 ? 0 : (code > last ? last : code);
 }
 
 /// New code of one weight (SPEC §3 steps 9-10).
