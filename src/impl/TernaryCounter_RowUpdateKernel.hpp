@@ -14,10 +14,12 @@
 #include "impl/TernaryCounter_CodeUpdateTable.hpp"
 #include "impl/TernaryCounter_Float4.hpp"
 #include "impl/TernaryCounter_HostIsa.hpp"
+#include "impl/TernaryCounter_HostVectorCodes.hpp"
 
 #include <Kokkos_Core.hpp>
 
 #include <cstdint>
+#include <cstring>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -325,9 +327,20 @@ struct RowUpdateKernel {
     });
   }
 
-  /// The codes of columns [0, n) of a row's block (n a multiple of 4), one per int.
+  /// The codes of columns [0, n) of a row's block (n a multiple of 4), one per int: on hosts with
+  /// vector extensions 16 at a time (unpack_run_vector), the rest a group at a time.
   KOKKOS_INLINE_FUNCTION static void unpack_block(const std::uint8_t* bytes, int n, int* code) {
-    for (int q = 0; q < n / codes_per_group; ++q) {
+    int first = 0;
+#if TERNARYCOUNTER_HOST_VECTOR_EXTENSIONS
+    constexpr int run = 16;
+    for (; first + run <= n; first += run) {
+      std::uint32_t word[3];
+      std::memcpy(word, bytes + first / codes_per_group * bytes_per_group, sizeof word);
+      const u32x16 run_codes = unpack_run_vector(word[0], word[1], word[2]);
+      std::memcpy(code + first, &run_codes, sizeof run_codes);
+    }
+#endif
+    for (int q = first / codes_per_group; q < n / codes_per_group; ++q) {
       const std::uint32_t word = load_group(bytes + bytes_per_group * q);
       for (int pos = 0; pos < codes_per_group; ++pos) {
         code[codes_per_group * q + pos] = group_code(word, pos);

@@ -12,6 +12,7 @@
 
 #include "TernaryCounter_Codes.hpp"
 #include "impl/TernaryCounter_Float4.hpp"
+#include "impl/TernaryCounter_HostVectorCodes.hpp"
 #include "impl/TernaryCounter_Unroll.hpp"
 
 #include <Kokkos_Core.hpp>
@@ -19,15 +20,6 @@
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
-
-// Host code compiled by GCC or Clang decodes runs of codes with their vector extensions: no ISA
-// intrinsics, so AVX-512, AVX2 and baseline builds all get vector code (each as wide as it can).
-#if (defined(__GNUC__) || defined(__clang__)) && !defined(__CUDACC__) && !defined(__HIPCC__) && \
-    !defined(__SYCL_DEVICE_ONLY__)
-#define TERNARYCOUNTER_HOST_VECTOR_EXTENSIONS 1
-#else
-#define TERNARYCOUNTER_HOST_VECTOR_EXTENSIONS 0
-#endif
 
 namespace TernaryCounter::Impl {
 
@@ -351,24 +343,11 @@ struct TernaryOperand {
   }
 
 #if TERNARYCOUNTER_HOST_VECTOR_EXTENSIONS
-  /// expand_run as one 16-lane vector (hosts stage whole runs of 16): lane e takes the word that
-  /// holds code e's low bits and the next one (broadcast words under constant lane masks: no
-  /// vector assembled through memory), shifts its code to bits 0..5 and selects the same three
-  /// products; about 25 vector instructions instead of 100 scalar ones.
+  /// expand_run as one 16-lane vector (hosts stage whole runs of 16): the run's codes by
+  /// unpack_run_vector, then the same three values by selects; about 25 vector instructions
+  /// instead of 100 scalar ones.
   void expand_run_vector(const CodeRun& run, float (&w)[run_codes]) const {
-    using u32x16 = std::uint32_t __attribute__((vector_size(64)));
-    using f32x16 = float __attribute__((vector_size(64)));
-    constexpr std::uint32_t all = ~0u;
-    // Codes 0..5 start in word 0 (code 5 ends in word 1), 6..10 in word 1, 11..15 in word 2.
-    const u32x16 in_word0 = {all, all, all, all, all, all, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
-    const u32x16 in_word1 = {0, 0, 0, 0, 0, 0, all, all, all, all, all, 0, 0, 0, 0, 0};
-    const u32x16 word0 = run.word[0] + u32x16{}, word1 = run.word[1] + u32x16{},
-                 word2 = run.word[2] + u32x16{};
-    const u32x16 low = (word0 & in_word0) | (word1 & in_word1) | (word2 & ~(in_word0 | in_word1));
-    const u32x16 high = (word1 & in_word0) | (word2 & ~in_word0);
-    const u32x16 shift = {0, 6, 12, 18, 24, 30, 4, 10, 16, 22, 28, 2, 8, 14, 20, 26};  // 6e % 32
-    // (high << 1) << (31 - shift): high's bits above a straddling code's low part, no shift by 32.
-    const u32x16 code = ((low >> shift) | ((high << 1) << (31 - shift))) & 63u;
+    const u32x16 code = unpack_run_vector(run.word[0], run.word[1], run.word[2]);
     const RunValues v = run_values(run);
     const f32x16 plus_v = v.plus - f32x16{}, zero_v = v.zero - f32x16{},
                  minus_v = v.minus - f32x16{};
