@@ -41,14 +41,21 @@ KOKKOS_INLINE_FUNCTION void accumulate_group(LanePartial (&p)[4], const float (&
   }
 }
 
-/// Folds 32 lane partials in place with the fixed tree s = 16, 8, 4, 2, 1; result in p[0].
-KOKKOS_INLINE_FUNCTION LanePartial fold_lanes(LanePartial* p) {
+/// The fixed fold tree of a block's 32 lanes: add(j, j + s) for s = 16, 8, 4, 2, 1 and j < s, in
+/// that order (lane j then holds lanes j, j + s, ...; the block's total ends in lane 0).
+template <class Add>
+KOKKOS_INLINE_FUNCTION void fold_tree(const Add& add) {
   for (int s = sum_lanes / 2; s >= 1; s /= 2) {
-    for (int j = 0; j < s; ++j) {
-      p[j].gg = p[j].gg + p[j + s].gg;
-      p[j].gt = p[j].gt + p[j + s].gt;
-    }
+    for (int j = 0; j < s; ++j) add(j, j + s);
   }
+}
+
+/// Folds 32 lane partials in place with the fixed tree; result in p[0].
+KOKKOS_INLINE_FUNCTION LanePartial fold_lanes(LanePartial* p) {
+  fold_tree([&](int j, int from) {
+    p[j].gg = p[j].gg + p[from].gg;
+    p[j].gt = p[j].gt + p[from].gt;
+  });
   return p[0];
 }
 

@@ -366,8 +366,7 @@ struct RowUpdateKernel {
       const int n = int(Kokkos::min<std::int64_t>(B, in - start));
       unpack_block(bytes + start / codes_per_group * bytes_per_group, n, code);
       float gg[L] = {}, gt[L] = {};
-      for (int r = 0; r < n; r += L) {
-        const int m = Kokkos::min(L, n - r);
+      const auto add_columns = [&](int r, int m) {
         const float* gr = g + start + r;
         const int* cr = code + r;
         for (int j = 0; j < m; ++j) {
@@ -375,10 +374,17 @@ struct RowUpdateKernel {
           gg[j] = Kokkos::fma(gr[j], gr[j], gg[j]);
           gt[j] = Kokkos::fma(gr[j], t, gt[j]);
         }
-      }
-      LanePartial lanes[L];
-      for (int j = 0; j < L; ++j) lanes[j] = {gg[j], gt[j]};
-      RowMath::add_block(sums, RowMath::fold_lanes(lanes), start == 0);
+      };
+      int r = 0;
+      for (; r + L <= n; r += L)
+        add_columns(r, L);  // a constant width: the lanes stay in registers
+      if (r < n) add_columns(r, n - r);
+      // The fold on the two lane arrays (not through LanePartial structs): vector adds.
+      RowMath::fold_tree([&](int j, int from) {
+        gg[j] = gg[j] + gg[from];
+        gt[j] = gt[j] + gt[from];
+      });
+      RowMath::add_block(sums, LanePartial{gg[0], gt[0]}, start == 0);
     }
     const RowMath::RowScalars rs = RowMath::row_scalars(kc, sums, v(row), scale(row));
     if (rs.skip) {
