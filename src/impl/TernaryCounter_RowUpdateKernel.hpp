@@ -4,8 +4,9 @@
 // Work unit: the 8 packed groups b*64 + s + 8r (r = 0..7) of canonical block b, which hold the
 // complete chains of lanes 4s..4s+3 (see RowMath::accumulate_group). A unit reads its gradient
 // as 16-byte vectors and each 3-byte group once, and the units of a warp read contiguous memory.
-// Host threads that own a whole row (the hosts' default) walk it a canonical block at a time
-// instead, in loops over contiguous columns that compilers vectorize (host_row).
+// GPU threads read step 10 and the old codes' counters from a table in team scratch
+// (CodeUpdateTable). Host threads that own a whole row (the hosts' default) walk it a canonical
+// block at a time instead, in loops over contiguous columns that compilers vectorize (host_row).
 #pragma once
 
 #include "TernaryCounter_Hash.hpp"
