@@ -124,7 +124,7 @@ KOKKOS_INLINE_FUNCTION RowScalars row_scalars(const UpdateConstants& k, LanePart
   return r;
 }
 
-/// n / d truncated toward zero, for |n| < 4d (the counter sums of step 10 stay in [-3C, 3C+1]);
+/// n / d truncated toward zero, for |n| < 4d (the counter sums of step 10 stay in [-3C, 3C]);
 /// compares instead of dividing.
 KOKKOS_INLINE_FUNCTION constexpr int truncated_quotient(int n, int d) {
   const int a = n < 0 ? -n : n;

@@ -18,7 +18,6 @@ namespace TernaryCounter::Impl {
 struct CodeUpdateTable {
   static constexpr int code_values = 64;                      ///< every 6-bit code
   static constexpr int max_sums = 6 * max_counter_depth + 1;  ///< cc in [-3C, 3C]
-  static constexpr int entries = code_values + 3 * max_sums;  ///< what fill() writes at most
 
   /// What step 9 needs of an old code: its counter as a float, and where its ternary's row of
   /// new codes starts (offset so that adding cc indexes it).
