@@ -96,11 +96,6 @@ struct MatrixOperand {
   }
 };
 
-/// t of code `lane` of a group (a step decodes every code it stages).
-KOKKOS_INLINE_FUNCTION float ternary_value(std::uint32_t word, int lane, int lv) {
-  return ternary_float(group_code(word, lane), lv);
-}
-
 /// The two aligned words that hold a group of codes, as loaded. Extracting the group waits for
 /// the loads, so a kernel that prefetches keeps this until it stages; the group starts at bit
 /// TernaryOperand::group_shift of them, which depends on the column only. Runs across the depth
@@ -108,8 +103,10 @@ KOKKOS_INLINE_FUNCTION float ternary_value(std::uint32_t word, int lane, int lv)
 struct LoadedGroup {
   std::uint32_t low = 0, high = 0;
 
+  /// The group in bits 0..23; bits 24..31 are the bytes after it, which TernaryOperand::element
+  /// shifts out (no mask).
   KOKKOS_INLINE_FUNCTION std::uint32_t word(int shift) const {
-    return std::uint32_t(((std::uint64_t(high) << 32) | low) >> shift) & 0xFFFFFFu;
+    return std::uint32_t(((std::uint64_t(high) << 32) | low) >> shift);
   }
 };
 struct ScaledLoadedGroup {
@@ -151,7 +148,8 @@ struct TernaryOperand {
     return std::int64_t(codes.extent(1)) / bytes_per_group * codes_per_group;
   }
 
-  /// The group of codes starting at `bytes`: one or two aligned word loads (the group's three
+  /// The group of codes starting at `bytes`, in bits 0..23 (above them: the next bytes, or
+  /// zeros): one or two aligned word loads (the group's three
   /// bytes are inside the row, so the second word is too), else three byte loads. The second
   /// load is a select, not a branch: threads of a warp sit at different byte offsets.
   KOKKOS_INLINE_FUNCTION std::uint32_t group_at(const std::uint8_t* bytes) const {
@@ -246,12 +244,13 @@ struct TernaryOperand {
     for (int e = 0; e < 4; ++e) q.v[e] = element(raw, e);
     return q;
   }
-  /// Element e of a fetched run: expand(raw).v[e].
+  /// Element e of a fetched run: expand(raw).v[e] (code e of the group shifted to bits 26..31;
+  /// the group's later codes fall off the word).
   KOKKOS_INLINE_FUNCTION float element(const raw_type& raw, int e) const {
     if constexpr (AlongDepth) {
-      return ternary_value(raw, e, lv);
+      return value_at_top(raw << (26 - 6 * e), run_values(0.0f));
     } else {
-      return raw.scale * ternary_value(raw.word, e, lv);
+      return value_at_top(raw.word << (26 - 6 * e), run_values(raw.scale));
     }
   }
 
@@ -308,27 +307,31 @@ struct TernaryOperand {
     return reinterpret_cast<std::uintptr_t>(codes.data()) % 16 == 0 && codes.stride(0) % 16 == 0;
   }
 
-  /// The three values a run's elements take: t, or scale * t (exact), as expand forms them.
+  /// The three values an element takes: t, or scale * t (exact; scale of the element's row).
   struct RunValues {
     float minus, zero, plus;
   };
-  KOKKOS_INLINE_FUNCTION static RunValues run_values(const CodeRun& run) {
+  KOKKOS_INLINE_FUNCTION static RunValues run_values([[maybe_unused]] float scale) {
     if constexpr (AlongDepth) {
       return {-1.0f, 0.0f, 1.0f};
     } else {
-      return {run.scale * -1.0f, run.scale * 0.0f, run.scale * 1.0f};
+      return {scale * -1.0f, scale * 0.0f, scale * 1.0f};
     }
   }
-  /// The run's 16 elements, t or scale * t as expand gives them. Each code is shifted to bits
-  /// 26..31 (other codes' bits below it), where one unsigned compare with lv << 26 tests
-  /// code >= lv: a shift, two compares and two selects per code, no extraction or conversion.
+  /// The value of the code in bits 26..31 of `high` (any bits below it): one unsigned compare
+  /// with lv << 26 tests code >= lv, so decoding is a shift, two compares and two selects, with
+  /// no extraction, integer select or conversion.
+  KOKKOS_INLINE_FUNCTION float value_at_top(std::uint32_t high, const RunValues& v) const {
+    const std::uint32_t zero_from = std::uint32_t(lv) << 26;
+    const std::uint32_t plus_from = std::uint32_t(2 * lv) << 26;
+    return high >= plus_from ? v.plus : (high >= zero_from ? v.zero : v.minus);
+  }
+  /// The run's 16 elements, t or scale * t as expand gives them.
   KOKKOS_INLINE_FUNCTION void expand_run(const CodeRun& run, float (&w)[run_codes]) const {
 #if TERNARYCOUNTER_HOST_VECTOR_EXTENSIONS
     expand_run_vector(run, w);
 #else
-    const std::uint32_t zero_from = std::uint32_t(lv) << 26, plus_from = std::uint32_t(2 * lv)
-                                                                         << 26;
-    const RunValues v = run_values(run);
+    const RunValues v = run_values(run.scale);
     TERNARYCOUNTER_UNROLL
     for (int e = 0; e < run_codes; ++e) {
       const int bit = 6 * e, word = bit / 32, offset = bit % 32;
@@ -337,7 +340,7 @@ struct TernaryOperand {
               ? run.word[word] << (26 - offset)
               : std::uint32_t(((std::uint64_t(run.word[word + 1]) << 32) | run.word[word]) >>
                               (offset - 26));
-      w[e] = high >= plus_from ? v.plus : (high >= zero_from ? v.zero : v.minus);
+      w[e] = value_at_top(high, v);
     }
 #endif
   }
@@ -348,7 +351,7 @@ struct TernaryOperand {
   /// instead of 100 scalar ones.
   void expand_run_vector(const CodeRun& run, float (&w)[run_codes]) const {
     const u32x16 code = unpack_run_vector(run.word[0], run.word[1], run.word[2]);
-    const RunValues v = run_values(run);
+    const RunValues v = run_values(run.scale);
     const f32x16 plus_v = v.plus - f32x16{}, zero_v = v.zero - f32x16{},
                  minus_v = v.minus - f32x16{};
     const f32x16 t =
