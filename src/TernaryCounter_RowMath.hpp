@@ -133,16 +133,20 @@ KOKKOS_INLINE_FUNCTION constexpr int truncated_quotient(int n, int d) {
 }
 
 /// Step 9: the counter sum cc of a weight whose old counter is c (as a float), in [-3C, 3C]
-/// (the clamp of val keeps it there).
-KOKKOS_INLINE_FUNCTION int counter_sum(const UpdateConstants& k, const RowScalars& r, float c,
-                                       float g, float u) {
+/// (the clamp of val keeps it there), as a float (an integer, exact).
+KOKKOS_INLINE_FUNCTION float counter_sum_float(const UpdateConstants& k, const RowScalars& r,
+                                               float c, float g, float u) {
   const float scaled = (-k.lr) * (g / r.denom);
   const float tick = scaled * r.cs;
   const float carried = c * r.ratio;
   float val = carried + tick;
   val = clamp_magnitude(val, 3.0f * k.C_f);
   const float f = Kokkos::floor(val);
-  return int(f) + (u < val - f ? 1 : 0);
+  return u < val - f ? f + 1.0f : f;
+}
+KOKKOS_INLINE_FUNCTION int counter_sum(const UpdateConstants& k, const RowScalars& r, float c,
+                                       float g, float u) {
+  return int(counter_sum_float(k, r, c, g, u));
 }
 
 /// Step 10: the new code of a weight whose old ternary is t and whose counter sum is cc, in
@@ -160,12 +164,28 @@ KOKKOS_INLINE_FUNCTION constexpr int code_after(int t, int cc, int C) {
   return code < 0 ? 0 : (code > last ? last : code);
 }
 
-/// New code of one weight (SPEC §3 steps 9-10).
+/// code_after on floats, from first = encode(t, 0, C) and cc (small integers: every sum below is
+/// exact). The truncated quotient of cc by C is floor((|cc| + 1/2) / C) with the sign of cc, since
+/// (|cc| + 1/2) / C lies at least 1/(2C) from an integer, far beyond the rounding error of the
+/// fma. Hosts vectorize this as a dozen float operations, without the integer multiplies and
+/// compare chains of code_after (a unit test compares the two for every C, t and cc).
+KOKKOS_INLINE_FUNCTION float code_after_float(float first, float cc, int C) {
+  const float inv_C = 1.0f / float(C);
+  const float quotient = Kokkos::floor(Kokkos::fma(Kokkos::fabs(cc), inv_C, 0.5f * inv_C));
+  const float carry = cc < 0.0f ? -quotient : quotient;
+  const float code = Kokkos::fma(carry, float(C - 1), first + cc);
+  return min_f(max_f(code, 0.0f), float(code_count(C) - 1));
+}
+
+/// New code of one weight (SPEC §3 steps 9-10), in float operations (code_after_float).
 KOKKOS_INLINE_FUNCTION int updated_code(const UpdateConstants& k, const RowScalars& r, int code,
                                         float g, float u) {
-  const int C = k.C;
-  const float c = float(decode_counter(code, C));
-  return code_after(decode_ternary(code, C), counter_sum(k, r, c, g, u), C);
+  const int C = k.C, lv = counter_levels(C);
+  // encode(decode_ternary(code), 0) and decode_counter(code), as floats.
+  const float first =
+      float(C - 1) + (code >= lv ? float(lv) : 0.0f) + (code >= 2 * lv ? float(lv) : 0.0f);
+  const float c = float(code) - first;
+  return int(code_after_float(first, counter_sum_float(k, r, c, g, u), C));
 }
 
 }  // namespace TernaryCounter::RowMath

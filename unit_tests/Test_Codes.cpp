@@ -132,7 +132,8 @@ TEST(Codes, CarrySplitEqualsTruncatingDivisionOverItsRange) {
 
 TEST(Codes, CodeUpdateTableEqualsStepTenForEveryDepthCodeAndCounterSum) {
   // The GPU row update reads step 10 and the old codes' counters from this table; a team fills
-  // it strided by its rank, so fill it here in 7 interleaved parts.
+  // it strided by its rank, so fill it here in 7 interleaved parts. Hosts compute step 10 in
+  // floats (code_after_float).
   for (int C = min_counter_depth; C <= max_counter_depth; ++C) {
     Impl::CodeUpdateTable table{};
     for (int part = 0; part < 7; ++part) table.fill(C, part, 7);
@@ -144,6 +145,9 @@ TEST(Codes, CodeUpdateTableEqualsStepTenForEveryDepthCodeAndCounterSum) {
         ASSERT_EQ(table.next(old, cc), code_after_carry(t, cc, C))
             << "C=" << C << " code=" << code << " cc=" << cc;
         ASSERT_EQ(RowMath::code_after(t, cc, C), code_after_carry(t, cc, C));
+        const float first = float(encode(t, 0, C));
+        ASSERT_EQ(int(RowMath::code_after_float(first, float(cc), C)), code_after_carry(t, cc, C))
+            << "C=" << C << " t=" << t << " cc=" << cc;
       }
     }
   }
