@@ -17,6 +17,7 @@
 namespace TernaryCounter::Impl {
 
 using u32x16 = std::uint32_t __attribute__((vector_size(64)));
+using u8x16 = std::uint8_t __attribute__((vector_size(16)));
 using f32x16 = float __attribute__((vector_size(64)));
 
 /// The 16 codes of a run (four groups in three little-endian words) as one 16-lane vector: lane e

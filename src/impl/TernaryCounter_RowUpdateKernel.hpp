@@ -66,10 +66,15 @@ struct RowUpdateKernel {
   KOKKOS_INLINE_FUNCTION std::int64_t units() const {
     return blocks() * RowMath::group_strides_per_block;
   }
-  /// Team scratch: the code update table, then per block of a row its total (folds_in_warps),
-  /// else its 32 lane partials.
+  /// Whether teams of this size run host_row: one host thread per row.
+  KOKKOS_INLINE_FUNCTION static constexpr bool host_rows(int team_size) {
+    return Kokkos::SpaceAccessibility<ExecSpace, Kokkos::HostSpace>::accessible && team_size == 1;
+  }
+  /// Team scratch: for host_row, the row's codes (one byte each); else the code update table,
+  /// then per block of a row its total (folds_in_warps), else its 32 lane partials.
   static constexpr std::size_t table_bytes = (sizeof(CodeUpdateTable) + 15) / 16 * 16;
   KOKKOS_INLINE_FUNCTION static std::size_t scratch_bytes(std::int64_t in, int team_size) {
+    if (host_rows(team_size)) return std::size_t(in);
     const std::size_t per_block = folds_in_warps(team_size) ? 1 : RowMath::sum_lanes;
     return table_bytes +
            sizeof(LanePartial) * std::size_t(RowMath::sum_block_count(in)) * per_block;
@@ -287,17 +292,17 @@ struct RowUpdateKernel {
     run_team_body(*this, team);
   }
   KOKKOS_INLINE_FUNCTION void team_body(const member_type& team) const {
-    if constexpr (Kokkos::SpaceAccessibility<ExecSpace, Kokkos::HostSpace>::accessible) {
-      if (team.team_size() == 1) {
-        host_row(team.league_rank());
-        return;
-      }
-    }
     const std::int64_t row = team.league_rank();
-    const std::int64_t n = units();
     const int rank = team.team_rank(), size = team.team_size();
     auto* scratch =
         static_cast<char*>(team.team_scratch(scratch_level).get_shmem(scratch_bytes(k.in, size)));
+    if constexpr (host_rows(1)) {
+      if (size == 1) {
+        host_row(row, reinterpret_cast<std::uint8_t*>(scratch));
+        return;
+      }
+    }
+    const std::int64_t n = units();
     auto* table = reinterpret_cast<CodeUpdateTable*>(scratch);
     auto* partial = reinterpret_cast<LanePartial*>(scratch + table_bytes);
     table->fill(k.C, rank, size);  // read after the barrier of the row sums
@@ -328,23 +333,25 @@ struct RowUpdateKernel {
     });
   }
 
-  /// The codes of columns [0, n) of a row's block (n a multiple of 4), one per int: on hosts with
-  /// vector extensions 16 at a time (unpack_run_vector), the rest a group at a time.
-  KOKKOS_INLINE_FUNCTION static void unpack_block(const std::uint8_t* bytes, int n, int* code) {
-    int first = 0;
+  /// The codes of a row's first n columns (n a multiple of 4), one per byte: on hosts with vector
+  /// extensions 16 at a time (unpack_run_vector), the rest a group at a time.
+  KOKKOS_INLINE_FUNCTION static void unpack_codes(const std::uint8_t* bytes, std::int64_t n,
+                                                  std::uint8_t* code) {
+    std::int64_t first = 0;
 #if TERNARYCOUNTER_HOST_VECTOR_EXTENSIONS
     constexpr int run = 16;
     for (; first + run <= n; first += run) {
       std::uint32_t word[3];
       std::memcpy(word, bytes + first / codes_per_group * bytes_per_group, sizeof word);
-      const u32x16 run_codes = unpack_run_vector(word[0], word[1], word[2]);
+      const u8x16 run_codes =
+          __builtin_convertvector(unpack_run_vector(word[0], word[1], word[2]), u8x16);
       std::memcpy(code + first, &run_codes, sizeof run_codes);
     }
 #endif
-    for (int q = first / codes_per_group; q < n / codes_per_group; ++q) {
+    for (std::int64_t q = first / codes_per_group; q < n / codes_per_group; ++q) {
       const std::uint32_t word = load_group(bytes + bytes_per_group * q);
       for (int pos = 0; pos < codes_per_group; ++pos) {
-        code[codes_per_group * q + pos] = group_code(word, pos);
+        code[codes_per_group * q + pos] = std::uint8_t(group_code(word, pos));
       }
     }
   }
@@ -353,23 +360,22 @@ struct RowUpdateKernel {
   /// block, lane j's chain runs over columns j, j + 32, ...: every 32 consecutive columns add
   /// the next term of all 32 chains, so both passes are loops over contiguous columns (the
   /// work units serve GPU threads; on the host they cost 10 scalar instructions per weight for
-  /// the row sums alone). The codes are unpacked per block in each pass.
-  KOKKOS_INLINE_FUNCTION void host_row(std::int64_t row) const {
+  /// the row sums alone). The row's codes are unpacked once, into `code` (in bytes of scratch).
+  KOKKOS_INLINE_FUNCTION void host_row(std::int64_t row, std::uint8_t* code) const {
     constexpr int B = RowMath::sum_block, L = RowMath::sum_lanes;
     const std::int64_t in = k.in;
     const float* g = grad.data() + row * std::int64_t(grad.stride(0));
     std::uint8_t* bytes = codes.data() + row * std::int64_t(codes.stride(0));
     const UpdateConstants kc = k;  // flat copies: GCC vectorizes no loop that reads members
-    int code[B];
+    unpack_codes(bytes, in, code);
 
     LanePartial sums{};
     for (std::int64_t start = 0; start < in; start += B) {
       const int n = int(Kokkos::min<std::int64_t>(B, in - start));
-      unpack_block(bytes + start / codes_per_group * bytes_per_group, n, code);
       float gg[L] = {}, gt[L] = {};
       const auto add_columns = [&](int r, int m) {
         const float* gr = g + start + r;
-        const int* cr = code + r;
+        const std::uint8_t* cr = code + start + r;
         for (int j = 0; j < m; ++j) {
           const float t = float(decode_ternary(cr[j], kc.C));
           gg[j] = Kokkos::fma(gr[j], gr[j], gg[j]);
@@ -397,12 +403,12 @@ struct RowUpdateKernel {
     for (std::int64_t start = 0; start < in; start += B) {
       const int n = int(Kokkos::min<std::int64_t>(B, in - start));
       std::uint8_t* block_bytes = bytes + start / codes_per_group * bytes_per_group;
-      unpack_block(block_bytes, n, code);
+      const std::uint8_t* cb = code + start;
       const float* gb = g + start;
       const std::uint32_t first = row_base + std::uint32_t(start);
       int next[B];
       for (int i = 0; i < n; ++i) {
-        next[i] = RowMath::updated_code(kc, rs, code[i], gb[i], uniform01(kc.seed, first + i));
+        next[i] = RowMath::updated_code(kc, rs, cb[i], gb[i], uniform01(kc.seed, first + i));
       }
       for (int q = 0; q < n / codes_per_group; ++q) {
         const int* c = next + codes_per_group * q;
