@@ -341,10 +341,12 @@ struct RowUpdateKernel {
 #if TERNARYCOUNTER_HOST_VECTOR_EXTENSIONS
     constexpr int run = 16;
     for (; first + run <= n; first += run) {
-      std::uint32_t word[3];
-      std::memcpy(word, bytes + first / codes_per_group * bytes_per_group, sizeof word);
-      const u8x16 run_codes =
-          __builtin_convertvector(unpack_run_vector(word[0], word[1], word[2]), u8x16);
+      const std::uint8_t* p = bytes + first / codes_per_group * bytes_per_group;
+      std::uint32_t w0, w1, w2;  // three loads (a copy to an array went through the stack)
+      std::memcpy(&w0, p, 4);
+      std::memcpy(&w1, p + 4, 4);
+      std::memcpy(&w2, p + 8, 4);
+      const u8x16 run_codes = __builtin_convertvector(unpack_run_vector(w0, w1, w2), u8x16);
       std::memcpy(code + first, &run_codes, sizeof run_codes);
     }
 #endif
