@@ -22,8 +22,10 @@ using f32x16 = float __attribute__((vector_size(64)));
 
 /// The 16 codes of a run (four groups in three little-endian words) as one 16-lane vector: lane e
 /// takes the word that holds code e's low bits and the next one (broadcast words under constant
-/// lane masks: no vector assembled through memory) and shifts its code to bits 0..5.
-inline u32x16 unpack_run_vector(std::uint32_t w0, std::uint32_t w1, std::uint32_t w2) {
+/// lane masks: no vector assembled through memory) and shifts its code to bits 0..5. The vector
+/// is an out-parameter: returned by value, a 64-byte vector's ABI differs between builds with and
+/// without AVX-512 (GCC's -Wpsabi note in baseline builds).
+inline void unpack_run_vector(std::uint32_t w0, std::uint32_t w1, std::uint32_t w2, u32x16& code) {
   constexpr std::uint32_t all = ~0u;
   // Codes 0..5 start in word 0 (code 5 ends in word 1), 6..10 in word 1, 11..15 in word 2.
   const u32x16 in_word0 = {all, all, all, all, all, all, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
@@ -33,7 +35,7 @@ inline u32x16 unpack_run_vector(std::uint32_t w0, std::uint32_t w1, std::uint32_
   const u32x16 high = (word1 & in_word0) | (word2 & ~in_word0);
   const u32x16 shift = {0, 6, 12, 18, 24, 30, 4, 10, 16, 22, 28, 2, 8, 14, 20, 26};  // 6e % 32
   // (high << 1) << (31 - shift): high's bits above a straddling code's low part, no shift by 32.
-  return ((low >> shift) | ((high << 1) << (31 - shift))) & 63u;
+  code = ((low >> shift) | ((high << 1) << (31 - shift))) & 63u;
 }
 
 }  // namespace TernaryCounter::Impl

@@ -346,7 +346,9 @@ struct RowUpdateKernel {
       std::memcpy(&w0, p, 4);
       std::memcpy(&w1, p + 4, 4);
       std::memcpy(&w2, p + 8, 4);
-      const u8x16 run_codes = __builtin_convertvector(unpack_run_vector(w0, w1, w2), u8x16);
+      u32x16 unpacked;
+      unpack_run_vector(w0, w1, w2, unpacked);
+      const u8x16 run_codes = __builtin_convertvector(unpacked, u8x16);
       std::memcpy(code + first, &run_codes, sizeof run_codes);
     }
 #endif

@@ -350,7 +350,8 @@ struct TernaryOperand {
   /// unpack_run_vector, then the same three values by selects; about 25 vector instructions
   /// instead of 100 scalar ones.
   void expand_run_vector(const CodeRun& run, float (&w)[run_codes]) const {
-    const u32x16 code = unpack_run_vector(run.word[0], run.word[1], run.word[2]);
+    u32x16 code;
+    unpack_run_vector(run.word[0], run.word[1], run.word[2], code);
     const RunValues v = run_values(run.scale);
     const f32x16 plus_v = v.plus - f32x16{}, zero_v = v.zero - f32x16{},
                  minus_v = v.minus - f32x16{};
