@@ -70,11 +70,11 @@ struct RowUpdateKernel {
   KOKKOS_INLINE_FUNCTION static constexpr bool host_rows(int team_size) {
     return Kokkos::SpaceAccessibility<ExecSpace, Kokkos::HostSpace>::accessible && team_size == 1;
   }
-  /// Team scratch: for host_row, the row's codes (one byte each); else the code update table,
-  /// then per block of a row its total (folds_in_warps), else its 32 lane partials.
+  /// Team scratch: for host_row, the row's ternaries (floats) and codes (bytes); else the code
+  /// update table, then per block of a row its total (folds_in_warps), else its 32 lane partials.
   static constexpr std::size_t table_bytes = (sizeof(CodeUpdateTable) + 15) / 16 * 16;
   KOKKOS_INLINE_FUNCTION static std::size_t scratch_bytes(std::int64_t in, int team_size) {
-    if (host_rows(team_size)) return std::size_t(in);
+    if (host_rows(team_size)) return (sizeof(float) + 1) * std::size_t(in);
     const std::size_t per_block = folds_in_warps(team_size) ? 1 : RowMath::sum_lanes;
     return table_bytes +
            sizeof(LanePartial) * std::size_t(RowMath::sum_block_count(in)) * per_block;
@@ -298,7 +298,7 @@ struct RowUpdateKernel {
         static_cast<char*>(team.team_scratch(scratch_level).get_shmem(scratch_bytes(k.in, size)));
     if constexpr (host_rows(1)) {
       if (size == 1) {
-        host_row(row, reinterpret_cast<std::uint8_t*>(scratch));
+        host_row(row, reinterpret_cast<float*>(scratch));
         return;
       }
     }
@@ -333,10 +333,11 @@ struct RowUpdateKernel {
     });
   }
 
-  /// The codes of a row's first n columns (n a multiple of 4), one per byte: on hosts with vector
-  /// extensions 16 at a time (unpack_run_vector), the rest a group at a time.
-  KOKKOS_INLINE_FUNCTION static void unpack_codes(const std::uint8_t* bytes, std::int64_t n,
-                                                  std::uint8_t* code) {
+  /// The codes of a row's first n columns (n a multiple of 4), one per byte, and their ternaries
+  /// as floats: on hosts with vector extensions 16 at a time (unpack_run_vector), the rest a
+  /// group at a time.
+  KOKKOS_INLINE_FUNCTION static void unpack_codes(const std::uint8_t* bytes, std::int64_t n, int lv,
+                                                  std::uint8_t* code, float* ternary) {
     std::int64_t first = 0;
 #if TERNARYCOUNTER_HOST_VECTOR_EXTENSIONS
     constexpr int run = 16;
@@ -350,12 +351,18 @@ struct RowUpdateKernel {
       unpack_run_vector(w0, w1, w2, unpacked);
       const u8x16 run_codes = __builtin_convertvector(unpacked, u8x16);
       std::memcpy(code + first, &run_codes, sizeof run_codes);
+      const f32x16 plus = 1.0f - f32x16{}, zero = 0.0f - f32x16{}, minus = -1.0f - f32x16{};
+      const f32x16 run_ternaries =
+          unpacked >= std::uint32_t(2 * lv) ? plus : (unpacked >= std::uint32_t(lv) ? zero : minus);
+      std::memcpy(ternary + first, &run_ternaries, sizeof run_ternaries);
     }
 #endif
     for (std::int64_t q = first / codes_per_group; q < n / codes_per_group; ++q) {
       const std::uint32_t word = load_group(bytes + bytes_per_group * q);
       for (int pos = 0; pos < codes_per_group; ++pos) {
-        code[codes_per_group * q + pos] = std::uint8_t(group_code(word, pos));
+        const int c = group_code(word, pos);
+        code[codes_per_group * q + pos] = std::uint8_t(c);
+        ternary[codes_per_group * q + pos] = ternary_float(c, lv);
       }
     }
   }
@@ -364,14 +371,17 @@ struct RowUpdateKernel {
   /// block, lane j's chain runs over columns j, j + 32, ...: every 32 consecutive columns add
   /// the next term of all 32 chains, so both passes are loops over contiguous columns (the
   /// work units serve GPU threads; on the host they cost 10 scalar instructions per weight for
-  /// the row sums alone). The row's codes are unpacked once, into `code` (in bytes of scratch).
-  KOKKOS_INLINE_FUNCTION void host_row(std::int64_t row, std::uint8_t* code) const {
+  /// the row sums alone). The row is unpacked once, into `scratch`: its ternaries as floats for
+  /// the row sums, then its codes as bytes for the update (scratch_bytes).
+  KOKKOS_INLINE_FUNCTION void host_row(std::int64_t row, float* scratch) const {
     constexpr int B = RowMath::sum_block, L = RowMath::sum_lanes;
     const std::int64_t in = k.in;
     const float* g = grad.data() + row * std::int64_t(grad.stride(0));
     std::uint8_t* bytes = codes.data() + row * std::int64_t(codes.stride(0));
     const UpdateConstants kc = k;  // flat copies: GCC vectorizes no loop that reads members
-    unpack_codes(bytes, in, code);
+    const float* ternary = scratch;
+    std::uint8_t* code = reinterpret_cast<std::uint8_t*>(scratch + in);
+    unpack_codes(bytes, in, counter_levels(kc.C), code, scratch);
 
     LanePartial sums{};
     for (std::int64_t start = 0; start < in; start += B) {
@@ -379,9 +389,9 @@ struct RowUpdateKernel {
       float gg[L] = {}, gt[L] = {};
       const auto add_columns = [&](int r, int m) {
         const float* gr = g + start + r;
-        const std::uint8_t* cr = code + start + r;
+        const float* tr = ternary + start + r;
         for (int j = 0; j < m; ++j) {
-          const float t = float(decode_ternary(cr[j], kc.C));
+          const float t = tr[j];
           gg[j] = Kokkos::fma(gr[j], gr[j], gg[j]);
           gt[j] = Kokkos::fma(gr[j], t, gt[j]);
         }
