@@ -1,7 +1,7 @@
 // Host code compiled by GCC or Clang unpacks runs of 16 codes with their vector extensions: no ISA
 // intrinsics, so AVX-512, AVX2 and baseline builds all get vector code (each as wide as it can).
 // Used where host loops decode codes in bulk: the tile engine's staging of packed weights and the
-// row update's blocks.
+// row update's rows.
 #pragma once
 
 #include <cstdint>
@@ -18,7 +18,6 @@ namespace TernaryCounter::Impl {
 
 using u32x16 = std::uint32_t __attribute__((vector_size(64)));
 using u8x16 = std::uint8_t __attribute__((vector_size(16)));
-
 using f32x16 = float __attribute__((vector_size(64)));
 
 /// The 16 codes of a run (four groups in three little-endian words) as one 16-lane vector: lane e
