@@ -124,12 +124,13 @@ KOKKOS_INLINE_FUNCTION RowScalars row_scalars(const UpdateConstants& k, LanePart
   return r;
 }
 
-/// n / d truncated toward zero, for |n| < 4d (the counter sums of step 10 stay in [-3C, 3C]);
-/// compares instead of dividing.
-KOKKOS_INLINE_FUNCTION constexpr int truncated_quotient(int n, int d) {
-  const int a = n < 0 ? -n : n;
-  const int q = int(a >= d) + int(a >= 2 * d) + int(a >= 3 * d);
-  return n < 0 ? -q : q;
+/// n / C truncated toward zero, for integers |n| < 4C (the counter sums of step 10 stay in
+/// [-3C, 3C]), in float operations: floor((|n| + 1/2) / C) with the sign of n, since (|n| + 1/2) /
+/// C lies at least 1/(2C) from an integer, far beyond the rounding error of the fma.
+KOKKOS_INLINE_FUNCTION float truncated_quotient(float n, int C) {
+  const float inv_C = 1.0f / float(C);
+  const float quotient = Kokkos::floor(Kokkos::fma(Kokkos::fabs(n), inv_C, 0.5f * inv_C));
+  return n < 0.0f ? -quotient : quotient;
 }
 
 /// Step 9: the counter sum cc of a weight whose old counter is c (as a float), in [-3C, 3C]
@@ -150,31 +151,21 @@ KOKKOS_INLINE_FUNCTION int counter_sum(const UpdateConstants& k, const RowScalar
 }
 
 /// Step 10: the new code of a weight whose old ternary is t and whose counter sum is cc, in
-/// [-3C, 3C]. With carry = cc / C (truncated) and rem = cc - carry C, an unblocked flip gives
-/// encode(t + carry, rem) = encode(t, 0) + cc + carry (C - 1) (lv - C = C - 1), a valid code
-/// (|rem| < C, so the SPEC's clamp of rem changes nothing); a blocked one (t + carry beyond +-1)
-/// gives the last code 3 lv - 1 upward (rem = C - 1) or 0 downward, and there that same sum lies
-/// at or past the end it saturates to. So one clamp of the sum is step 10: about a dozen integer
-/// operations, no multiply by a code-dependent value and no branch (the unit test checks it
-/// against the SPEC's wording for every C, t and cc).
-KOKKOS_INLINE_FUNCTION constexpr int code_after(int t, int cc, int C) {
-  const int carry = truncated_quotient(cc, C);
-  const int code = encode(t, 0, C) + cc + carry * (C - 1);
-  const int last = code_count(C) - 1;
-  return code < 0 ? 0 : (code > last ? last : code);
-}
-
-/// code_after on floats, from first = encode(t, 0, C) and cc (small integers: every sum below is
-/// exact). The truncated quotient of cc by C is floor((|cc| + 1/2) / C) with the sign of cc, since
-/// (|cc| + 1/2) / C lies at least 1/(2C) from an integer, far beyond the rounding error of the
-/// fma. Hosts vectorize this as a dozen float operations, without the integer multiplies and
-/// compare chains of code_after (a unit test compares the two for every C, t and cc).
+/// [-3C, 3C], from first = encode(t, 0, C) and cc. With carry = cc / C (truncated) and rem = cc -
+/// carry C, an unblocked flip gives encode(t + carry, rem) = encode(t, 0) + cc + carry (C - 1)
+/// (lv - C = C - 1), a valid code (|rem| < C, so the SPEC's clamp of rem changes nothing); a
+/// blocked one (t + carry beyond +-1) gives the last code 3 lv - 1 upward (rem = C - 1) or 0
+/// downward, and there that same sum lies at or past the end it saturates to. So one clamp of the
+/// sum is step 10. Every value is a small integer, exact in float: hosts vectorize this as a dozen
+/// float operations, without integer multiplies or compare chains (the unit test checks it against
+/// the SPEC's wording for every C, t and cc).
 KOKKOS_INLINE_FUNCTION float code_after_float(float first, float cc, int C) {
-  const float inv_C = 1.0f / float(C);
-  const float quotient = Kokkos::floor(Kokkos::fma(Kokkos::fabs(cc), inv_C, 0.5f * inv_C));
-  const float carry = cc < 0.0f ? -quotient : quotient;
-  const float code = Kokkos::fma(carry, float(C - 1), first + cc);
+  const float code = Kokkos::fma(truncated_quotient(cc, C), float(C - 1), first + cc);
   return min_f(max_f(code, 0.0f), float(code_count(C) - 1));
+}
+/// code_after_float on ints (the GPU's code update table is filled from it).
+KOKKOS_INLINE_FUNCTION int code_after(int t, int cc, int C) {
+  return int(code_after_float(float(encode(t, 0, C)), float(cc), C));
 }
 
 /// New code of one weight (SPEC §3 steps 9-10), in float operations (code_after_float).

@@ -125,7 +125,7 @@ TEST(Codes, CarrySplitEqualsTruncatingDivisionOverItsRange) {
   // Step 10's counter sums lie in [-3C, 3C+1]; the kernels split them without dividing.
   for (int C = min_counter_depth; C <= max_counter_depth; ++C) {
     for (int n = -4 * C + 1; n < 4 * C; ++n) {
-      ASSERT_EQ(RowMath::truncated_quotient(n, C), n / C) << "n=" << n << " C=" << C;
+      ASSERT_EQ(int(RowMath::truncated_quotient(float(n), C)), n / C) << "n=" << n << " C=" << C;
     }
   }
 }
