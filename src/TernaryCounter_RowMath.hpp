@@ -31,13 +31,13 @@ struct LanePartial {
 inline constexpr int groups_per_block = sum_block / 4;
 inline constexpr int group_strides_per_block = sum_lanes / 4;
 
-/// Adds one group's 4 columns to the chains of its 4 lanes (step r of each chain).
+/// Adds one group's 4 columns, whose ternaries are t, to the chains of its 4 lanes (step r of
+/// each chain).
 KOKKOS_INLINE_FUNCTION void accumulate_group(LanePartial (&p)[4], const float (&g)[4],
-                                             std::uint32_t word, int C) {
+                                             const float (&t)[4]) {
   for (int pos = 0; pos < 4; ++pos) {
-    const float t = ternary_float(group_code(word, pos), counter_levels(C));
     p[pos].gg = Kokkos::fma(g[pos], g[pos], p[pos].gg);
-    p[pos].gt = Kokkos::fma(g[pos], t, p[pos].gt);
+    p[pos].gt = Kokkos::fma(g[pos], t[pos], p[pos].gt);
   }
 }
 

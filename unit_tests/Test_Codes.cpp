@@ -141,6 +141,7 @@ TEST(Codes, CodeUpdateTableEqualsStepTenForEveryDepthCodeAndCounterSum) {
       const Impl::CodeUpdateTable::OldCode old = table.old_code[code];
       ASSERT_EQ(bits(old.counter), bits(float(decode_counter(code, C)))) << "C=" << C;
       const int t = decode_ternary(code, C);
+      ASSERT_EQ(bits(table.ternary[code]), bits(float(t))) << "C=" << C << " code=" << code;
       for (int cc = -3 * C; cc <= 3 * C; ++cc) {
         ASSERT_EQ(table.next(old, cc), code_after_carry(t, cc, C))
             << "C=" << C << " code=" << code << " cc=" << cc;

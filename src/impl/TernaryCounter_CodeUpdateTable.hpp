@@ -1,4 +1,4 @@
-// SPEC §3 step 10 and the decoding of the old codes as two lookups, for the row update's GPU
+// SPEC §3 step 10 and the decoding of the old codes as lookups, for the row update's GPU
 // teams. Step 10 is integer compares, selects and multiplies by C on values that take few
 // distinct values: the old code has 64, the counter sum cc of step 9 has 6C + 1 ([-3C, 3C]). A
 // team fills this table in scratch once (a few entries per thread, from RowMath's own functions,
@@ -26,6 +26,7 @@ struct CodeUpdateTable {
     int first;
   };
   OldCode old_code[code_values];
+  float ternary[code_values];           ///< t of each code, as a float (the row sums of step 2)
   std::uint8_t new_code[3 * max_sums];  ///< [t + 1][cc + 3C]: the code after step 10
 
   /// Entries e = start, start + stride, ... of the table for counter depth C (a team passes its
@@ -35,6 +36,7 @@ struct CodeUpdateTable {
     for (int e = start; e < count; e += stride) {
       if (e < code_values) {
         old_code[e] = {float(decode_counter(e, C)), (decode_ternary(e, C) + 1) * sums + 3 * C};
+        ternary[e] = ternary_float(e, counter_levels(C));
       } else {
         const int q = e - code_values, t = q / sums - 1, cc = q % sums - 3 * C;
         new_code[q] = std::uint8_t(RowMath::code_after(t, cc, C));

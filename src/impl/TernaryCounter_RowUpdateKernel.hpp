@@ -4,7 +4,7 @@
 // Work unit: the 8 packed groups b*64 + s + 8r (r = 0..7) of canonical block b, which hold the
 // complete chains of lanes 4s..4s+3 (see RowMath::accumulate_group). A unit reads its gradient
 // as 16-byte vectors and each 3-byte group once, and the units of a warp read contiguous memory.
-// GPU threads read step 10 and the old codes' counters from a table in team scratch
+// GPU threads read the old codes' ternaries and counters and step 10 from a table in shared memory
 // (CodeUpdateTable). Host threads that own a whole row (the hosts' default) walk it a canonical
 // block at a time instead, in loops over contiguous columns that compilers vectorize (host_row).
 #pragma once
@@ -42,6 +42,11 @@ struct RowUpdateKernel {
   using member_type = typename policy_type::member_type;
   using LanePartial = RowMath::LanePartial;
   static constexpr int unit_groups = RowMath::group_strides_per_block;
+#if defined(KOKKOS_ENABLE_CUDA)
+  static constexpr bool cuda_backend = std::is_same_v<ExecSpace, Kokkos::Cuda>;
+#else
+  static constexpr bool cuda_backend = false;
+#endif
 
   Kokkos::View<std::uint8_t**, Kokkos::LayoutRight, memory_space> codes;
   Kokkos::View<float*, memory_space> scale;
@@ -55,14 +60,18 @@ struct RowUpdateKernel {
 
   /// A unit's gradient and code words. All loads are issued before any use, and a thread's
   /// first unit stays in the thread between the row sums and the code update: on GPUs, where a
-  /// row has about one unit per thread, the gradient and the codes are read once.
+  /// row has about one unit per thread, the gradient and the codes are read once. The unit lives
+  /// in local memory on GPUs (its loops run to `count`); a group's gradient as one 16-byte value
+  /// is one local access instead of four.
   struct Unit {
-    float g[unit_groups][codes_per_group];
+    Float4 g[unit_groups];
     std::uint32_t word[unit_groups];
     int count = 0;  ///< groups of the unit inside the row (the last block may be partial)
   };
 
-  KOKKOS_INLINE_FUNCTION std::int64_t blocks() const { return RowMath::sum_block_count(k.in); }
+  KOKKOS_INLINE_FUNCTION std::int64_t blocks() const {
+    return RowMath::sum_block_count(k.in);
+  }
   KOKKOS_INLINE_FUNCTION std::int64_t units() const {
     return blocks() * RowMath::group_strides_per_block;
   }
@@ -71,13 +80,27 @@ struct RowUpdateKernel {
     return Kokkos::SpaceAccessibility<ExecSpace, Kokkos::HostSpace>::accessible && team_size == 1;
   }
   /// Team scratch: for host_row, the row's ternaries (floats) and codes (bytes); else the code
-  /// update table, then per block of a row its total (folds_in_warps), else its 32 lane partials.
-  static constexpr std::size_t table_bytes = (sizeof(CodeUpdateTable) + 15) / 16 * 16;
+  /// update table (but on CUDA, see team_table), then per block of a row its total
+  /// (folds_in_warps), else its 32 lane partials.
+  static constexpr std::size_t table_bytes =
+      cuda_backend ? 0 : (sizeof(CodeUpdateTable) + 15) / 16 * 16;
   KOKKOS_INLINE_FUNCTION static std::size_t scratch_bytes(std::int64_t in, int team_size) {
     if (host_rows(team_size)) return (sizeof(float) + 1) * std::size_t(in);
     const std::size_t per_block = folds_in_warps(team_size) ? 1 : RowMath::sum_lanes;
     return table_bytes +
            sizeof(LanePartial) * std::size_t(RowMath::sum_block_count(in)) * per_block;
+  }
+  /// The team's code update table. CUDA teams keep it in a static __shared__ variable, which the
+  /// compiler knows to be shared memory: a lookup is one shared load with a 32-bit address,
+  /// where a scratch pointer (generic) costs 64-bit address arithmetic and a generic load.
+  KOKKOS_INLINE_FUNCTION static CodeUpdateTable& team_table(char* scratch) {
+#if defined(__CUDA_ARCH__)
+    if constexpr (cuda_backend) {
+      __shared__ CodeUpdateTable table;
+      return table;
+    }
+#endif
+    return *reinterpret_cast<CodeUpdateTable*>(scratch);
   }
 
   /// Group r of unit u: b*64 + s + 8r, the groups holding the chains of lanes 4s..4s+3 of
@@ -94,43 +117,46 @@ struct RowUpdateKernel {
         first >= groups ? 0 : int(Kokkos::min<std::int64_t>(unit_groups, (groups - first + 7) / 8));
     for (int r = 0; r < unit_groups; ++r) {
       if (r >= d.count) {  // past the row: zeros, which update_unit computes and never stores
-        for (int j = 0; j < codes_per_group; ++j) d.g[r][j] = 0.0f;
+        d.g[r] = Float4{};
         d.word[r] = 0;
         continue;
       }
       const std::int64_t group = unit_group(u, r);
       const float* p = &grad(row, codes_per_group * group);
       if (vector_loads) {
-        const Float4 q = *reinterpret_cast<const Float4*>(p);
-        for (int j = 0; j < codes_per_group; ++j) d.g[r][j] = q.v[j];
+        d.g[r] = *reinterpret_cast<const Float4*>(p);
       } else {
-        for (int j = 0; j < codes_per_group; ++j) d.g[r][j] = p[j];
+        d.g[r] = Float4{{p[0], p[1], p[2], p[3]}};
       }
       d.word[r] = load_group(&codes(row, bytes_per_group * group));
     }
   }
 
-  /// Step 2 for one unit: its 4 lane chains.
-  KOKKOS_INLINE_FUNCTION void lane_chains(const Unit& d, LanePartial (&p)[codes_per_group]) const {
-    for (int r = 0; r < d.count; ++r) RowMath::accumulate_group(p, d.g[r], d.word[r], k.C);
+  /// Step 2 for one unit: its 4 lane chains, the ternaries read from the table.
+  KOKKOS_INLINE_FUNCTION static void lane_chains(const CodeUpdateTable& table, const Unit& d,
+                                                 LanePartial (&p)[codes_per_group]) {
+    for (int r = 0; r < d.count; ++r) {
+      const Float4 g = d.g[r];
+      float t[codes_per_group];
+      for (int pos = 0; pos < codes_per_group; ++pos) {
+        t[pos] = table.ternary[group_code(d.word[r], pos)];
+      }
+      RowMath::accumulate_group(p, g.v, t);
+    }
   }
   /// Step 2 for one unit, written to the block's lane partials.
-  KOKKOS_INLINE_FUNCTION void sum_unit(std::int64_t u, const Unit& d, LanePartial* partial) const {
+  KOKKOS_INLINE_FUNCTION static void sum_unit(const CodeUpdateTable& table, std::int64_t u,
+                                              const Unit& d, LanePartial* partial) {
     LanePartial p[codes_per_group] = {};
-    lane_chains(d, p);
+    lane_chains(table, d, p);
     const std::int64_t lane0 = (u / unit_groups) * RowMath::sum_lanes + 4 * (u % unit_groups);
     for (int pos = 0; pos < codes_per_group; ++pos) partial[lane0 + pos] = p[pos];
   }
 
-#if defined(KOKKOS_ENABLE_CUDA)
-  static constexpr bool warp_fold_backend = std::is_same_v<ExecSpace, Kokkos::Cuda>;
-#else
-  static constexpr bool warp_fold_backend = false;
-#endif
   /// Whole warps take whole blocks when the team is whole warps (a team is one CUDA block, its
   /// rank the lane's position): then the block folds travel by warp shuffles.
   KOKKOS_INLINE_FUNCTION static bool folds_in_warps(int team_size) {
-    if constexpr (warp_fold_backend) {
+    if constexpr (cuda_backend) {
       return team_size % 32 == 0;
     } else {
       return false;
@@ -161,8 +187,10 @@ struct RowUpdateKernel {
   }
 
   /// Steps 2-8 with every block folded in registers (folds_in_warps): one barrier, and every
-  /// thread then adds the block totals and forms the row scalars itself (no broadcast).
+  /// thread then adds the block totals and forms the row scalars itself (no broadcast). The
+  /// thread's first unit is `kept`, loaded already.
   KOKKOS_INLINE_FUNCTION RowMath::RowScalars row_scalars_warp_fold(const member_type& team,
+                                                                   const CodeUpdateTable& table,
                                                                    std::int64_t row, Unit& kept,
                                                                    LanePartial* block_total) const {
     const std::int64_t n = units();
@@ -174,12 +202,11 @@ struct RowUpdateKernel {
       const std::int64_t u = base + rank;
       LanePartial p[codes_per_group] = {};
       if (u < n && base == 0) {
-        load_unit(row, u, kept);
-        lane_chains(kept, p);
+        lane_chains(table, kept, p);
       } else if (u < n) {
         Unit d;
         load_unit(row, u, d);
-        lane_chains(d, p);
+        lane_chains(table, d, p);
       }
       fold_across_threads(p);
       if (u < n && u % unit_groups == 0) block_total[u / unit_groups] = p[0];
@@ -191,20 +218,18 @@ struct RowUpdateKernel {
   }
 
   /// Steps 2-8 through the lane partials in scratch: fold_lanes per block, then one thread adds
-  /// the blocks and broadcasts the row scalars.
+  /// the blocks and broadcasts the row scalars. The thread's first unit is `kept`, loaded already.
   KOKKOS_INLINE_FUNCTION RowMath::RowScalars row_scalars_scratch_fold(const member_type& team,
+                                                                      const CodeUpdateTable& table,
                                                                       std::int64_t row, Unit& kept,
                                                                       LanePartial* partial) const {
     const std::int64_t n = units();
     const int rank = team.team_rank(), size = team.team_size();
-    if (rank < n) {
-      load_unit(row, rank, kept);
-      sum_unit(rank, kept, partial);
-    }
+    if (rank < n) sum_unit(table, rank, kept, partial);
     for (std::int64_t u = rank + size; u < n; u += size) {
       Unit d;
       load_unit(row, u, d);
-      sum_unit(u, d, partial);
+      sum_unit(table, u, d, partial);
     }
     team.team_barrier();
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, blocks()), [&](std::int64_t b) {
@@ -228,12 +253,12 @@ struct RowUpdateKernel {
   /// Steps 9-10 for weight pos of group r of unit u, step 10 and the decoding by the table.
   /// Element indices are taken mod 2^32, so the row's base is reduced once per unit.
   KOKKOS_INLINE_FUNCTION int new_code(const CodeUpdateTable& table, std::uint32_t row_base,
-                                      std::int64_t u, const Unit& d, const RowMath::RowScalars& rs,
-                                      int r, int pos) const {
+                                      std::int64_t u, const Unit& d, const Float4& g,
+                                      const RowMath::RowScalars& rs, int r, int pos) const {
     const std::uint32_t i = std::uint32_t(codes_per_group * unit_group(u, r) + pos);
     const CodeUpdateTable::OldCode old = table.old_code[group_code(d.word[r], pos)];
-    return table.next(old, RowMath::counter_sum(k, rs, old.counter, d.g[r][pos],
-                                                uniform01(k.seed, row_base + i)));
+    return table.next(
+        old, RowMath::counter_sum(k, rs, old.counter, g.v[pos], uniform01(k.seed, row_base + i)));
   }
 
   /// Steps 9-10 for one unit. Hosts compute all its codes in one flat loop, which compilers
@@ -256,7 +281,8 @@ struct RowUpdateKernel {
                                               codes_per_group * unit_group(u, 0));
     const UpdateConstants kc = k;
     const RowMath::RowScalars rc = rs;
-    const float* g = &d.g[0][0];
+    float g[n];
+    for (int e = 0; e < n; ++e) g[e] = d.g[e / codes_per_group].v[e % codes_per_group];
     int next[n];
     for (int e = 0; e < n; ++e) {
       const int r = e / codes_per_group, pos = e % codes_per_group;
@@ -275,9 +301,10 @@ struct RowUpdateKernel {
                                                    const CodeUpdateTable& table) const {
     const std::uint32_t row_base = element_index(k.row_offset + row, k.in, 0);
     for (int r = 0; r < d.count; ++r) {
+      const Float4 g = d.g[r];
       int next[codes_per_group];
       for (int pos = 0; pos < codes_per_group; ++pos) {
-        next[pos] = new_code(table, row_base, u, d, rs, r, pos);
+        next[pos] = new_code(table, row_base, u, d, g, rs, r, pos);
       }
       store_codes(row, u, r, next);
     }
@@ -303,27 +330,30 @@ struct RowUpdateKernel {
       }
     }
     const std::int64_t n = units();
-    auto* table = reinterpret_cast<CodeUpdateTable*>(scratch);
+    CodeUpdateTable& table = team_table(scratch);
     auto* partial = reinterpret_cast<LanePartial*>(scratch + table_bytes);
-    table->fill(k.C, rank, size);  // read after the barrier of the row sums
+    table.fill(k.C, rank, size);
+    // The first unit's loads are in flight while the team waits for the table.
+    Unit kept;
+    if (rank < n) load_unit(row, rank, kept);
+    team.team_barrier();
 
     // Steps 2-8: every lane chain of the row, then per block the fixed fold, then the blocks in
     // ascending order, then the row scalars.
-    Unit kept;
     const RowMath::RowScalars rs = folds_in_warps(size)
-                                       ? row_scalars_warp_fold(team, row, kept, partial)
-                                       : row_scalars_scratch_fold(team, row, kept, partial);
+                                       ? row_scalars_warp_fold(team, table, row, kept, partial)
+                                       : row_scalars_scratch_fold(team, table, row, kept, partial);
     if (rs.skip) {
       if (rank == 0) Kokkos::atomic_add(&skipped(), std::int64_t(1));
       return;
     }
 
     // Steps 9-10: the kept unit as loaded, any others read again.
-    if (rank < n) update_unit(row, rank, kept, rs, *table);
+    if (rank < n) update_unit(row, rank, kept, rs, table);
     for (std::int64_t u = rank + size; u < n; u += size) {
       Unit d;
       load_unit(row, u, d);
-      update_unit(row, u, d, rs, *table);
+      update_unit(row, u, d, rs, table);
     }
 
     // Step 11.
