@@ -1,15 +1,18 @@
 #!/usr/bin/env bash
 # One batched GPU session (the device machine bills by the minute): CUDA build, unit tests,
 # conformance at several team sizes and row splits, sanitizers, then the perf driver.
-#   perf_tests/scripts/gpu_session.sh STEPS...   STEPS from: build test conformance sanitize perf ncu
+#   perf_tests/scripts/gpu_session.sh STEPS...
+#   STEPS from: build test conformance sanitize perf ncu ncu_source ab
 # Expects .deps/kokkos_5.0.2.orig.tar.gz, .deps/kokkos-kernels-2fc2af19f.tar.gz and
 # .deps/conformance/<cases> (copies of ../shared; the GPU machine reaches no code host),
-# writes logs and JSON to $OUT (or ./out).
+# writes logs and JSON to $OUT (or ./out). BUILD_DIR (default build/cuda) names an already
+# configured build instead, e.g. build/openmp to try the ab step on a host.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 out=${OUT:-out}
 mkdir -p "$out"
-build=build/cuda
+build=${BUILD_DIR:-build/cuda}
+perf=$build/perf_tests/ternary-counter-perf
 runner=$build/examples/conformance/ternary-counter-conformance
 cases=.deps/conformance
 summary() { echo "$*" | tee -a "$out/summary.txt"; }
@@ -17,9 +20,11 @@ summary() { echo "$*" | tee -a "$out/summary.txt"; }
 for step in "$@"; do
   case $step in
   build)
-    cmake --preset cuda -G Ninja -DTernaryCounter_KOKKOS_TARBALL="$PWD/.deps/kokkos_5.0.2.orig.tar.gz" \
-      -DTernaryCounter_KOKKOSKERNELS_SOURCE="$PWD/.deps/kokkos-kernels-2fc2af19f.tar.gz" \
-      -DTernaryCounter_SHARED_CONFORMANCE_DIR="$PWD/$cases" >"$out/configure.log" 2>&1 || { tail -30 "$out/configure.log"; exit 1; }
+    if [ "$build" = build/cuda ]; then
+      cmake --preset cuda -G Ninja -DTernaryCounter_KOKKOS_TARBALL="$PWD/.deps/kokkos_5.0.2.orig.tar.gz" \
+        -DTernaryCounter_KOKKOSKERNELS_SOURCE="$PWD/.deps/kokkos-kernels-2fc2af19f.tar.gz" \
+        -DTernaryCounter_SHARED_CONFORMANCE_DIR="$PWD/$cases" >"$out/configure.log" 2>&1 || { tail -30 "$out/configure.log"; exit 1; }
+    fi
     cmake --build $build ${BUILD_TARGETS:+--target $BUILD_TARGETS} >"$out/build.log" 2>&1 || { grep -E "error" "$out/build.log" | head -30; exit 1; }
     summary "build: ok"
     ;;
@@ -52,7 +57,7 @@ for step in "$@"; do
     done
     ;;
   perf)
-    $build/perf_tests/ternary-counter-perf --json "$out/perf_cuda.json" ${PERF_ARGS:-} 2>&1 | tee "$out/perf.log" | tail -25
+    $perf --json "$out/perf_cuda.json" ${PERF_ARGS:-} 2>&1 | tee "$out/perf.log" | tail -25
     ;;
   ncu)
     # Kokkos kernels all launch through one CUDA function: match the functor in the demangled name.
@@ -60,10 +65,41 @@ for step in "$@"; do
       ncu --clock-control none --kernel-name-base demangled --kernel-name regex:$kernel \
         --launch-skip 4 --launch-count 1 --section SpeedOfLight --section Occupancy \
         --section LaunchStats --section MemoryWorkloadAnalysis --section WarpStateStats --section InstructionStats \
-        $build/perf_tests/ternary-counter-perf --shape ${NCU_SHAPE:-4096x4096x4096} --repeat 5 \
+        $perf --shape ${NCU_SHAPE:-4096x4096x4096} --repeat 5 \
         >"$out/ncu_${kernel##*.}.log" 2>&1
       echo "== ncu $kernel"
       grep -E "Duration|Throughput|Registers Per|Achieved Occupancy|Theoretical Occupancy|Block Limit|Shared Memory Config|Memory \[%\]|Compute \(SM\)" "$out/ncu_${kernel##*.}.log" | head -24
+    done
+    ;;
+  ncu_source)
+    # Per-instruction counters (SASS, executed instructions, stall samples) of one launch of
+    # NCU_KERNEL, as CSV: where a kernel's instructions go.
+    kernel=${NCU_KERNEL:-RowUpdateKernel}
+    ncu --clock-control none --kernel-name-base demangled --kernel-name regex:$kernel \
+      --launch-skip 4 --launch-count 1 --set full --import-source no -o "$out/ncu_source" \
+      $perf --shape ${NCU_SHAPE:-4096x4096x256} --repeat 5 >"$out/ncu_source_run.log" 2>&1
+    ncu -i "$out/ncu_source.ncu-rep" --page source --csv --print-source sass >"$out/ncu_source_${kernel##*.}.csv"
+    ncu -i "$out/ncu_source.ncu-rep" --page details >"$out/ncu_details_${kernel##*.}.txt"
+    rm -f "$out/ncu_source.ncu-rep"
+    grep -E "Duration|Executed Instructions  |Issue Slots Busy|Registers Per" "$out/ncu_details_${kernel##*.}.txt"
+    ;;
+  ab)
+    # Interleaved A/B of the perf driver in one session: B is the working tree as built, A the
+    # working tree with the patches AB_PATCHES (files made by `git diff`) reverted. The tree and
+    # the build are B again afterwards. AB_ARGS: the driver's arguments (e.g. --shape ...).
+    cmake --build $build --target ternary-counter-perf >"$out/ab_build.log" 2>&1 || { tail -20 "$out/ab_build.log"; exit 1; }
+    cp $perf /tmp/ternary-counter-perf-B
+    for p in ${AB_PATCHES:?AB_PATCHES names the patches that make B}; do patch -s -R -p1 <"$p" || exit 1; done
+    cmake --build $build --target ternary-counter-perf >>"$out/ab_build.log" 2>&1; built_a=$?
+    cp $perf /tmp/ternary-counter-perf-A
+    for p in $(printf '%s\n' $AB_PATCHES | tac); do patch -s -p1 <"$p" || exit 1; done
+    cmake --build $build --target ternary-counter-perf >>"$out/ab_build.log" 2>&1 || exit 1
+    [ $built_a -eq 0 ] || { echo "ab: A does not build (ab_build.log)"; exit 1; }
+    for run in $(seq ${AB_RUNS:-2}); do
+      for v in A B; do
+        /tmp/ternary-counter-perf-$v --repeat ${AB_REPEAT:-9} ${AB_ARGS:-} >"$out/ab_${v}_$run.log" 2>&1
+        summary "ab $v run $run:"; grep -E "^ +[0-9]+ +[0-9]+ +[0-9]+ \|" "$out/ab_${v}_$run.log" | tee -a "$out/summary.txt"
+      done
     done
     ;;
   *) echo "unknown step $step"; exit 2 ;;
