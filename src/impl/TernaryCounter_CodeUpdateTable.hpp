@@ -1,8 +1,9 @@
 // SPEC §3 step 10 and the decoding of the old codes as lookups, for the row update's GPU
 // teams. Step 10 is integer compares, selects and multiplies by C on values that take few
 // distinct values: the old code has 64, the counter sum cc of step 9 has 6C + 1 ([-3C, 3C]). A
-// team fills this table in scratch once (a few entries per thread, from RowMath's own functions,
-// so the results are those of RowMath::updated_code by construction) and then spends a load per
+// team fills this table in shared memory once per row (team scratch; on CUDA a static __shared__
+// variable, RowUpdateKernel::team_table), a few entries per thread, from RowMath's own functions,
+// so the results are those of RowMath::updated_code by construction, and then spends a load per
 // weight where it spent about 25 instructions.
 #pragma once
 
