@@ -5,12 +5,12 @@
 // A Product (ForwardProduct, BackwardInputProduct) supplies the samples operand a (k along the
 // depth, j = m), the weights operand b (k along the depth, j across) and store(m, j, acc). A team
 // owns 64 columns j of the output. Per step of 64 depth indices it stages the samples' slice and
-// the decoded weights (each code decoded once per team, into scratch, as [j][k]; forward's t as
-// 16-bit halves), then each thread accumulates a 2-column x 4-sample register block (a warp per 4
-// samples). Each element is the documented fma chain over the depth in ascending order: the bits
-// equal the tile engine's. Products of whole teams and steps over 16-byte aligned code rows (the
-// usual layer shapes) launch a kernel that loads the weights as pairs of 16-code runs without
-// edge tests (WholeSteps). The kernel is bound by its shared-memory and L1 traffic (ncu).
+// the decoded weights (each code decoded once per team, into scratch, as [j][k] floats), then each
+// thread accumulates a 2-column x 4-sample register block. Each element is the documented fma
+// chain over the depth in ascending order: the bits equal the tile engine's. Products of whole
+// teams and steps over 16-byte aligned code rows (the usual layer shapes) launch a kernel that
+// loads the weights as pairs of 16-code runs without edge tests (WholeSteps). The kernel is bound
+// by its shared-memory traffic and latency (ncu).
 #pragma once
 
 #include "impl/TernaryCounter_Float4.hpp"
@@ -21,7 +21,6 @@
 #include <Kokkos_Core.hpp>
 
 #include <cstdint>
-#include <type_traits>
 
 namespace TernaryCounter::Impl {
 
@@ -32,22 +31,24 @@ struct SmallBatchProduct {
   using Weights = decltype(Product::b);
   static_assert(Samples::along_depth, "the samples' slice is staged as runs along the depth");
   static constexpr int max_samples = 16;
-  static constexpr int lanes = 32;         ///< a warp: columns j0 + lane + 32 r
-  static constexpr int block_cols = 2;     ///< columns of a thread's register block
-  static constexpr int block_samples = 4;  ///< samples of a thread's register block (a warp's)
-  static constexpr int team_cols = lanes * block_cols;
-  static constexpr int team_size = lanes * (max_samples / block_samples);
+  static constexpr int lanes = 32;
+  static constexpr int block_cols = 2;     ///< columns of a thread's register block, 16 apart
+  static constexpr int block_samples = 4;  ///< samples of a thread's register block
+  static constexpr int team_cols = 64;
+  static constexpr int team_size = team_cols * max_samples / (block_cols * block_samples);
+  /// A warp's block: 32 columns x 8 samples. Lane l takes columns l / 2 (+ 16) and samples
+  /// 4 (l % 2) .. +3, so lanes l and l ^ 1 read the same weights and lanes l and l ^ 2 the same
+  /// samples: such pair-uniform shared loads return two registers per wavefront, which halves
+  /// the traffic of the 16-byte weight reads without staging them in a narrower format.
+  static constexpr int warp_cols = 32, warp_samples = 8;
+  static_assert(team_size == 4 * lanes &&
+                warp_cols * warp_samples == lanes * block_cols * block_samples);
   static constexpr int step_depth = 64;                 ///< depth indices staged per step
   static constexpr int weight_stride = step_depth + 4;  ///< padded: conflict-free column reads
+  static constexpr int sample_stride = step_depth + 4;  ///< padded: samples 4 apart, other banks
   static constexpr int sample_runs = max_samples * step_depth / 4 / team_size;
-  /// Staged weights: forward's t (+-1 or 0) as the high 16 bits of its float (exact), which halves
-  /// the shared-memory traffic of the weight reads that bound the kernel; backward_input's
-  /// scale * t as floats.
-  static constexpr bool half_weights = Weights::along_depth;
-  using staged_weight = std::conditional_t<half_weights, std::uint16_t, float>;
-  static constexpr int weight_floats =
-      int(team_cols * weight_stride * sizeof(staged_weight) / sizeof(float));
-  static constexpr int stage_floats = max_samples * step_depth + weight_floats;
+  static constexpr int weight_floats = team_cols * weight_stride;
+  static constexpr int stage_floats = max_samples * sample_stride + weight_floats;
 
   // Two teams per multiprocessor: even a 16384-column product has only 256 teams, and the
   // registers beyond a 4-team budget hold the prefetched words instead of spilling them.
@@ -66,40 +67,14 @@ struct SmallBatchProduct {
     return sizeof(float) * 2 * stage_floats + 16;
   }
 
-  /// Four staged half weights (8 bytes: rows of 68 halves keep 8-byte reads and stores of
-  /// consecutive rows conflict-free).
-  struct alignas(8) HalfWeights {
-    std::uint32_t pair[2];  ///< weights 2p (low half) and 2p + 1 (high half)
-  };
-  KOKKOS_INLINE_FUNCTION static std::uint32_t high_halves(float low, float high) {
-    return Kokkos::bit_cast<std::uint32_t>(low) >> 16 |
-           (Kokkos::bit_cast<std::uint32_t>(high) & 0xFFFF0000u);
-  }
-  /// Four consecutive staged weights of a column as floats.
-  KOKKOS_INLINE_FUNCTION static Float4 load_weights(const staged_weight* p) {
-    if constexpr (half_weights) {
-      const HalfWeights h = *reinterpret_cast<const HalfWeights*>(p);
-      Float4 q;
-      for (int e = 0; e < 2; ++e) {
-        q.v[2 * e] = Kokkos::bit_cast<float>(h.pair[e] << 16);
-        q.v[2 * e + 1] = Kokkos::bit_cast<float>(h.pair[e] & 0xFFFF0000u);
-      }
-      return q;
-    } else {
-      return *reinterpret_cast<const Float4*>(p);
-    }
-  }
-
   /// Stages the weights at (kk, jj) of a step's slice, transposed to [jj][kk] when the run lies
   /// across (a thread per depth index then: consecutive banks).
   template <int N>
-  KOKKOS_INLINE_FUNCTION static void store_weights(staged_weight* bs, int kk, int jj,
-                                                   const float* w) {
-    static_assert(half_weights == Weights::along_depth);
-    if constexpr (half_weights) {
+  KOKKOS_INLINE_FUNCTION static void store_weights(float* bs, int kk, int jj, const float* w) {
+    if constexpr (Weights::along_depth) {
       for (int e = 0; e < N; e += 4) {
-        *reinterpret_cast<HalfWeights*>(bs + jj * weight_stride + kk + e) =
-            HalfWeights{{high_halves(w[e], w[e + 1]), high_halves(w[e + 2], w[e + 3])}};
+        *reinterpret_cast<Float4*>(bs + jj * weight_stride + kk + e) =
+            Float4{{w[e], w[e + 1], w[e + 2], w[e + 3]}};
       }
     } else {
       for (int e = 0; e < N; ++e) bs[(jj + e) * weight_stride + kk] = w[e];
@@ -131,7 +106,7 @@ struct SmallBatchProduct {
       }
     }
     KOKKOS_INLINE_FUNCTION void stage(const Weights& b, int tid, std::int64_t k0, std::int64_t j0,
-                                      staged_weight* bs) const {
+                                      float* bs) const {
       for (int r = 0; r < per_thread; ++r) {
         int kk, jj;
         place(tid + r * team_size, kk, jj);
@@ -169,7 +144,7 @@ struct SmallBatchProduct {
       b.fetch_run_pair(k0 + kk, j0 + jj, next);
     }
     KOKKOS_INLINE_FUNCTION void stage(const Weights& b, int tid, std::int64_t, std::int64_t,
-                                      staged_weight* bs) const {
+                                      float* bs) const {
       for (int r = 0; r < per_thread; ++r) {
         int kk, jj;
         place(tid, r, kk, jj);
@@ -184,20 +159,33 @@ struct SmallBatchProduct {
   KOKKOS_INLINE_FUNCTION static int sample_of(int q) { return q / (step_depth / 4); }
   KOKKOS_INLINE_FUNCTION static int sample_depth(int q) { return 4 * (q % (step_depth / 4)); }
 
+  /// A thread's register block: columns col + 16 r and samples sample + s of the team's.
+  struct Block {
+    int col, sample;
+    KOKKOS_INLINE_FUNCTION explicit Block(int tid) {
+      const int warp = tid / lanes, lane = tid % lanes;
+      col = warp_cols * (warp / 2) + lane / 2;
+      sample = warp_samples * (warp % 2) + block_samples * (lane % 2);
+    }
+    static constexpr int col_step = warp_cols / block_cols;
+  };
+
   /// acc[r][s] = fma(a[s][kk], b[r][kk], acc[r][s]) for the step's kk ascending (Depth > 0: a
   /// full step, known at compile time; else `depth`, which may end inside a run of four).
   template <int Depth>
   KOKKOS_INLINE_FUNCTION static void step_fma(float (&acc)[block_cols][block_samples],
-                                              const float* as, const staged_weight* bs, int lane,
-                                              int quad, int depth = Depth) {
+                                              const float* as, const float* bs, const Block& block,
+                                              int depth = Depth) {
+    const float* a_rows = as + block.sample * sample_stride;
+    const float* b_rows = bs + block.col * weight_stride;
     TERNARYCOUNTER_UNROLL
     for (int c = 0; c < (Depth > 0 ? Depth : depth); c += 4) {
       Float4 b[block_cols], a[block_samples];
       for (int r = 0; r < block_cols; ++r) {
-        b[r] = load_weights(bs + (lane + lanes * r) * weight_stride + c);
+        b[r] = *reinterpret_cast<const Float4*>(b_rows + Block::col_step * r * weight_stride + c);
       }
       for (int s = 0; s < block_samples; ++s) {
-        a[s] = *reinterpret_cast<const Float4*>(as + (block_samples * quad + s) * step_depth + c);
+        a[s] = *reinterpret_cast<const Float4*>(a_rows + s * sample_stride + c);
       }
       for (int e = 0; e < 4; ++e) {
         if (Depth == 0 && c + e >= depth) break;
@@ -222,7 +210,7 @@ struct SmallBatchProduct {
   KOKKOS_INLINE_FUNCTION void run_steps(const member_type& team) const {
     auto* scratch = static_cast<float*>(team.team_shmem().get_shmem_aligned(scratch_bytes(), 16));
     const int tid = team.team_rank();
-    const int lane = tid % lanes, quad = tid / lanes;
+    const Block block(tid);
     const std::int64_t j0 = std::int64_t(team.league_rank()) * team_cols;
     const std::int64_t total = product.depth();
     // The next step's operands wait in registers while this step runs, so the memory latency
@@ -237,11 +225,10 @@ struct SmallBatchProduct {
       }
     };
     const auto stage = [&](float* buffer, std::int64_t k0) {
-      next_b.stage(product.b, tid, k0, j0,
-                   reinterpret_cast<staged_weight*>(buffer + max_samples * step_depth));
+      next_b.stage(product.b, tid, k0, j0, buffer + max_samples * sample_stride);
       for (int j = 0; j < sample_runs; ++j) {
         const int q = tid + j * team_size;
-        *reinterpret_cast<Float4*>(buffer + sample_of(q) * step_depth + sample_depth(q)) =
+        *reinterpret_cast<Float4*>(buffer + sample_of(q) * sample_stride + sample_depth(q)) =
             product.a.expand(next_a[j]);
       }
     };
@@ -254,22 +241,22 @@ struct SmallBatchProduct {
     team.team_barrier();
     for (std::int64_t step = 0; step < steps; ++step) {
       const float* as = scratch + (step % 2) * stage_floats;
-      const auto* bs = reinterpret_cast<const staged_weight*>(as + max_samples * step_depth);
+      const float* bs = as + max_samples * sample_stride;
       const std::int64_t next = (step + 1) * step_depth;
       const int depth = int(Kokkos::min(std::int64_t(step_depth), total - step * step_depth));
       if (step + 1 < steps) load(next);
       if (WeightRuns::whole_steps_only || depth == step_depth) {
-        step_fma<step_depth>(acc, as, bs, lane, quad);  // unrolled: loads scheduled ahead
+        step_fma<step_depth>(acc, as, bs, block);  // unrolled: loads scheduled ahead
       } else {
-        step_fma<0>(acc, as, bs, lane, quad, depth);
+        step_fma<0>(acc, as, bs, block, depth);
       }
       if (step + 1 < steps) stage(scratch + ((step + 1) % 2) * stage_floats, next);
       team.team_barrier();
     }
     for (int r = 0; r < block_cols; ++r) {
-      const std::int64_t j = j0 + lane + lanes * r;
+      const std::int64_t j = j0 + block.col + Block::col_step * r;
       for (int s = 0; s < block_samples; ++s) {
-        const std::int64_t m = block_samples * quad + s;
+        const std::int64_t m = block.sample + s;
         if (j < product.cols() && m < product.rows()) product.store(m, j, acc[r][s]);
       }
     }
