@@ -1,6 +1,5 @@
-// ternary-counter-perf [--shape OUTxINxM]... [--shapes llm] [--workspace-mib N] [--team-size N]
-// [--repeat N]
-//                      [--json FILE]
+// ternary-counter-perf [--shape OUTxINxM]... [--shapes llm|inference] [--workspace-mib N]
+//                      [--team-size N] [--repeat N] [--json FILE]
 // Times, per shape and in one run: update_from_io (the strict path, with a caller-owned
 // workspace), the vendor path (vendor SGEMM forming grad_w, then our dense update) and the dense
 // update alone; the layer's forward and backward_input; a whole ternary layer step (forward +
@@ -32,7 +31,8 @@ using namespace TernaryCounter;
 using namespace TernaryCounter::Perf;
 
 const char* const usage =
-    "usage: ternary-counter-perf [--shape OUTxINxM]... [--shapes llm] [--workspace-mib N]\n"
+    "usage: ternary-counter-perf [--shape OUTxINxM]... [--shapes llm|inference]\n"
+    "                            [--workspace-mib N]\n"
     "                            [--team-size N] [--repeat N] [--json FILE] [--help]\n"
     "  --shape OUTxINxM  a layer of OUT x IN weights updated from M samples (repeatable;\n"
     "                    IN a multiple of 4). Default: 1024x1024x8192 2048x2048x4096\n"
@@ -41,6 +41,9 @@ const char* const usage =
     "                    1024x1024x16 on a host backend\n"
     "  --shapes llm      131072x32768x64 and 65536x40000x256 (large layers, few samples per\n"
     "                    step; about 45 GB of device memory), with any --shape given\n"
+    "  --shapes inference 16384x16384x1 16384x16384x4 4096x4096x1 11008x4096x1\n"
+    "                    4096x11008x1 (token-by-token and tiny batches, where forward reads\n"
+    "                    each weight once), with any --shape given\n"
     "  --workspace-mib N update_from_io's workspace budget (default: the library's, see\n"
     "                    from_io_workspace_rows)\n"
     "  --team-size N     threads per row of the update (UpdateParams::team_size; default 0:\n"
@@ -124,9 +127,18 @@ Options parse_options(int argc, char** argv) {
     if (arg == "--shape") {
       options.shapes.push_back(parse_shape(value));
     } else if (arg == "--shapes") {
-      if (value != "llm") throw UsageError("--shapes knows 'llm', got '" + value + "'");
-      options.shapes.push_back({131072, 32768, 64});
-      options.shapes.push_back({65536, 40000, 256});
+      if (value == "llm") {
+        options.shapes.push_back({131072, 32768, 64});
+        options.shapes.push_back({65536, 40000, 256});
+      } else if (value == "inference") {
+        for (const Shape shape :
+             {Shape{16384, 16384, 1}, Shape{16384, 16384, 4}, Shape{4096, 4096, 1},
+              Shape{11008, 4096, 1}, Shape{4096, 11008, 1}}) {
+          options.shapes.push_back(shape);
+        }
+      } else {
+        throw UsageError("--shapes knows 'llm' and 'inference', got '" + value + "'");
+      }
     } else if (arg == "--workspace-mib") {
       options.workspace_mib = parse_positive(value, "--workspace-mib");
     } else if (arg == "--team-size") {
