@@ -24,10 +24,13 @@ struct FewSampleForward {
   using Weights = decltype(Product::b);
   static_assert(Weights::along_depth, "forward: a row of codes runs along the depth");
   using Run = typename Weights::CodeRun;
-  /// Depth indices per step: two pairs of 16-code runs (48 bytes, four vector loads), loaded a
-  /// step ahead so that their latency overlaps the current step's arithmetic.
+  /// Depth indices per step: four 16-code runs, 48 bytes in three vector loads.
   static constexpr int step_depth = 64;
-  static constexpr int pair_depth = 2 * Weights::run_codes;
+  static constexpr int runs_per_step = step_depth / Weights::run_codes;
+  static_assert(runs_per_step == 4, "a step is what TernaryOperand::fetch_run_quad loads");
+  /// Steps loaded ahead: a thread per column gives a multiprocessor only ~128 threads on large
+  /// layers, so each keeps its row's next step in flight while it works on this one.
+  static constexpr int prefetch_steps = 2;
 
   Product product;
 
@@ -39,29 +42,40 @@ struct FewSampleForward {
     std::int64_t row[Samples];  // the same in every thread: uniform registers
     for (int s = 0; s < Samples; ++s) row[s] = Kokkos::min(std::int64_t(s), samples - 1) * ld;
     float acc[Samples] = {};
-    Run next[2][2];
-    const auto load = [&](std::int64_t k) {
-      w.fetch_run_pair(k, o, next[0]);
-      w.fetch_run_pair(k + pair_depth, o, next[1]);
+    // A ring of steps in flight, indexed at compile time (the loop over it is unrolled).
+    Run ring[prefetch_steps][runs_per_step];
+    const auto load = [&](Run(&runs)[runs_per_step], std::int64_t k) {
+      w.fetch_run_quad(k, o, runs);
     };
-    load(0);
-    for (std::int64_t k = 0; k < depth; k += step_depth) {
-      Run step[2][2];
-      for (int p = 0; p < 2; ++p) step[p][0] = next[p][0], step[p][1] = next[p][1];
-      if (k + step_depth < depth) load(k + step_depth);
+    for (int b = 0; b < prefetch_steps; ++b) {
+      if (b * step_depth < depth) load(ring[b], b * step_depth);
+    }
+    for (std::int64_t k0 = 0; k0 < depth; k0 += prefetch_steps * step_depth) {
       TERNARYCOUNTER_UNROLL
-      for (int r = 0; r < 4; ++r) {
-        float t[Weights::run_codes];
-        w.expand_run(step[r / 2][r % 2], t);
+      for (int b = 0; b < prefetch_steps; ++b) {
+        const std::int64_t k = k0 + b * step_depth;
+        if (k >= depth) break;
+        Run step[runs_per_step];
+        for (int r = 0; r < runs_per_step; ++r) step[r] = ring[b][r];
+        if (k + prefetch_steps * step_depth < depth) {
+          load(ring[b], k + prefetch_steps * step_depth);
+        }
         TERNARYCOUNTER_UNROLL
-        for (int q = 0; q < Weights::run_codes; q += 4) {
-          const std::int64_t kq = k + Weights::run_codes * r + q;
-          Float4 xs[Samples];
-          for (int s = 0; s < Samples; ++s) {
-            xs[s] = *reinterpret_cast<const Float4*>(x0 + row[s] + kq);
-          }
-          for (int e = 0; e < 4; ++e) {
-            for (int s = 0; s < Samples; ++s) acc[s] = Kokkos::fma(xs[s].v[e], t[q + e], acc[s]);
+        for (int r = 0; r < runs_per_step; ++r) {
+          float t[Weights::run_codes];
+          w.expand_run(step[r], t);
+          TERNARYCOUNTER_UNROLL
+          for (int q = 0; q < Weights::run_codes; q += 4) {
+            const std::int64_t kq = k + Weights::run_codes * r + q;
+            Float4 xs[Samples];
+            for (int s = 0; s < Samples; ++s) {
+              xs[s] = *reinterpret_cast<const Float4*>(x0 + row[s] + kq);
+            }
+            for (int e = 0; e < 4; ++e) {
+              for (int s = 0; s < Samples; ++s) {
+                acc[s] = Kokkos::fma(xs[s].v[e], t[q + e], acc[s]);
+              }
+            }
           }
         }
       }

@@ -301,6 +301,24 @@ struct TernaryOperand {
     runs[0] = {{w[0], w[1], w[2]}, s};
     runs[1] = {{w[3], w[4], w[5]}, s};
   }
+  /// Four consecutive runs of one row (64 codes, 48 bytes) in three 16-byte loads: the runs at
+  /// code columns col .. col + 63 of element (k, j)'s row, col a multiple of 64 in a row that
+  /// starts 16-byte aligned (pair_aligned), so the 48 bytes start 16-byte aligned too. The words
+  /// go to the runs as loaded: no select between layouts, so nothing waits for the loads here.
+  KOKKOS_INLINE_FUNCTION void fetch_run_quad(std::int64_t k, std::int64_t j,
+                                             CodeRun (&runs)[4]) const {
+    struct alignas(16) Words4 {
+      std::uint32_t w[4];
+    };
+    const std::int64_t row = AlongDepth ? j : k, col = AlongDepth ? k : j;
+    const auto* words = reinterpret_cast<const Words4*>(group_bytes(row, col));
+    const Words4 a = words[0], b = words[1], c = words[2];
+    const float s = AlongDepth ? 0.0f : scale(row);
+    runs[0] = {{a.w[0], a.w[1], a.w[2]}, s};
+    runs[1] = {{a.w[3], b.w[0], b.w[1]}, s};
+    runs[2] = {{b.w[2], b.w[3], c.w[0]}, s};
+    runs[3] = {{c.w[1], c.w[2], c.w[3]}, s};
+  }
   /// Whether fetch_run_pair may serve runs of this operand's covered slices: rows start 16-byte
   /// aligned (covers() with a 64-deep slice already makes the row length a multiple of 48).
   KOKKOS_INLINE_FUNCTION bool pair_aligned() const {
