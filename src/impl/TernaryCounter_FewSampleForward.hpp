@@ -29,7 +29,7 @@ struct FewSampleForward {
   static constexpr int runs_per_step = step_depth / Weights::run_codes;
   static_assert(runs_per_step == 4, "a step is what TernaryOperand::fetch_run_quad loads");
   /// Steps loaded ahead: a thread per column gives a multiprocessor only ~128 threads on large
-  /// layers, so each keeps its row's next step in flight while it works on this one.
+  /// layers, so each keeps the next two steps of its row in flight while it works on one.
   static constexpr int prefetch_steps = 2;
 
   Product product;
