@@ -44,11 +44,8 @@ struct FewSampleForward {
     float acc[Samples] = {};
     // A ring of steps in flight, indexed at compile time (the loop over it is unrolled).
     Run ring[prefetch_steps][runs_per_step];
-    const auto load = [&](Run(&runs)[runs_per_step], std::int64_t k) {
-      w.fetch_run_quad(k, o, runs);
-    };
     for (int b = 0; b < prefetch_steps; ++b) {
-      if (b * step_depth < depth) load(ring[b], b * step_depth);
+      if (b * step_depth < depth) w.fetch_run_quad(b * step_depth, o, ring[b]);
     }
     for (std::int64_t k0 = 0; k0 < depth; k0 += prefetch_steps * step_depth) {
       TERNARYCOUNTER_UNROLL
@@ -58,7 +55,7 @@ struct FewSampleForward {
         Run step[runs_per_step];
         for (int r = 0; r < runs_per_step; ++r) step[r] = ring[b][r];
         if (k + prefetch_steps * step_depth < depth) {
-          load(ring[b], k + prefetch_steps * step_depth);
+          w.fetch_run_quad(k + prefetch_steps * step_depth, o, ring[b]);
         }
         TERNARYCOUNTER_UNROLL
         for (int r = 0; r < runs_per_step; ++r) {

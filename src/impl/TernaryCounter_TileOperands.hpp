@@ -258,6 +258,10 @@ struct TernaryOperand {
     return expand(fetch(k, j));
   }
 
+  /// Four code words read as one 16-byte load.
+  struct alignas(16) Words4 {
+    std::uint32_t w[4];
+  };
   /// Sixteen consecutive codes of one row (four groups in three words) and, across the depth, the
   /// row's scale: what a kernel loads per run when whole runs lie inside word-aligned rows.
   static constexpr int run_codes = 16;
@@ -279,9 +283,6 @@ struct TernaryOperand {
   /// A warp's load then touches each of its 32 rows once per instruction, not once per word.
   KOKKOS_INLINE_FUNCTION void fetch_run_pair(std::int64_t k, std::int64_t j,
                                              CodeRun (&runs)[2]) const {
-    struct alignas(16) Words4 {
-      std::uint32_t w[4];
-    };
     struct alignas(8) Words2 {
       std::uint32_t w[2];
     };
@@ -307,9 +308,6 @@ struct TernaryOperand {
   /// go to the runs as loaded: no select between layouts, so nothing waits for the loads here.
   KOKKOS_INLINE_FUNCTION void fetch_run_quad(std::int64_t k, std::int64_t j,
                                              CodeRun (&runs)[4]) const {
-    struct alignas(16) Words4 {
-      std::uint32_t w[4];
-    };
     const std::int64_t row = AlongDepth ? j : k, col = AlongDepth ? k : j;
     const auto* words = reinterpret_cast<const Words4*>(group_bytes(row, col));
     const Words4 a = words[0], b = words[1], c = words[2];
