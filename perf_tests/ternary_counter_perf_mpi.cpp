@@ -139,11 +139,13 @@ class GradientAllReduce {
     const std::int64_t n = std::int64_t(grad.size());
 #ifdef TERNARYCOUNTER_HAVE_NCCL
     if constexpr (on_gpu) {
-      const ncclResult_t r =
-          ncclAllReduce(grad.data(), grad.data(), std::size_t(n), ncclFloat, ncclSum,
-                        static_cast<ncclComm_t>(comm_.nccl()), space_.cuda_stream());
-      if (r != ncclSuccess) throw std::runtime_error(ncclGetErrorString(r));
-      return;
+      if (comm_.uses_nccl()) {
+        const ncclResult_t r =
+            ncclAllReduce(grad.data(), grad.data(), std::size_t(n), ncclFloat, ncclSum,
+                          static_cast<ncclComm_t>(comm_.nccl()), space_.cuda_stream());
+        if (r != ncclSuccess) throw std::runtime_error(ncclGetErrorString(r));
+        return;
+      }
     }
 #endif
     if (n > INT32_MAX) throw std::runtime_error("the gradient exceeds MPI's int count");
@@ -265,13 +267,13 @@ int run(const Options& options, const Dist::Communicator& comm) {
   const ExecSpace space;
   const VendorGemm vendor(space);
   const bool root = comm.rank() == 0;
+  const bool nccl = on_gpu && comm.uses_nccl();  // collective: every rank asks
   if (root) {
     std::printf(
         "ternary-counter-perf-mpi  git %s  backend %s  ranks %d  concurrency/rank %d  "
         "device all-gather: %s\nvendor GEMM: %s\n",
         TERNARYCOUNTER_GIT_REVISION, ExecSpace::name(), comm.size(), space.concurrency(),
-        on_gpu ? (Dist::Communicator::with_nccl() ? "NCCL" : "MPI through host memory")
-               : "MPI (host memory)",
+        on_gpu ? (nccl ? "NCCL" : "MPI through host memory") : "MPI (host memory)",
         vendor.description().c_str());
     std::printf("%6s %6s %6s %5s | %10s %10s %6s | %10s %10s %6s | %9s %9s\n", "out", "in",
                 "M/rank", "ranks", "shard ms", "dp ms", "ratio", "step ms", "1-proc ms", "ratio",
@@ -312,7 +314,7 @@ int run(const Options& options, const Dist::Communicator& comm) {
         .integer("ranks", comm.size())
         .integer("concurrency_per_rank", space.concurrency())
         .str("vendor_gemm", vendor.description())
-        .str("device_all_gather", on_gpu && Dist::Communicator::with_nccl() ? "NCCL" : "MPI")
+        .str("device_all_gather", nccl ? "NCCL" : "MPI")
         .integer("repeats", options.repeat)
         .raw("records", records + "\n  ]");
     std::ofstream json(options.json);

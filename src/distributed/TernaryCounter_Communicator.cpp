@@ -3,11 +3,14 @@
 #include "impl/TernaryCounter_MpiCheck.hpp"
 
 #ifdef TERNARYCOUNTER_HAVE_NCCL
+#include <cuda_runtime_api.h>
 #include <nccl.h>
 #endif
 
+#include <cstdio>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace TernaryCounter::Distributed {
 
@@ -15,6 +18,7 @@ struct Communicator::State {
   MPI_Comm comm = MPI_COMM_NULL;
   int rank = 0, size = 1;
 #ifdef TERNARYCOUNTER_HAVE_NCCL
+  int uses_nccl = -1;  ///< not asked yet
   ncclComm_t nccl = nullptr;
 #endif
 
@@ -63,8 +67,64 @@ bool Communicator::with_nccl() {
 #endif
 }
 
+#ifdef TERNARYCOUNTER_HAVE_NCCL
+namespace {
+
+/// Whether two ranks of this node use the same GPU (collective over `comm`).
+bool node_shares_a_gpu(MPI_Comm comm, int rank) {
+  constexpr int id_chars = 32;
+  char bus_id[id_chars] = {};
+  int device = 0;
+  if (cudaGetDevice(&device) != cudaSuccess ||
+      cudaDeviceGetPCIBusId(bus_id, id_chars, device) != cudaSuccess) {
+    throw std::runtime_error("TernaryCounter::Distributed: cannot read this rank's CUDA device");
+  }
+  MPI_Comm node;
+  Impl::mpi_check(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node),
+                  "MPI_Comm_split_type");
+  int node_size = 1;
+  MPI_Comm_size(node, &node_size);
+  std::vector<char> ids(std::size_t(node_size) * id_chars);
+  const int code = MPI_Allgather(bus_id, id_chars, MPI_CHAR, ids.data(), id_chars, MPI_CHAR, node);
+  MPI_Comm_free(&node);
+  Impl::mpi_check(code, "MPI_Allgather");
+  int shared = 0;
+  for (int a = 0; a < node_size; ++a) {
+    for (int b = a + 1; b < node_size; ++b) {
+      if (std::string(&ids[a * id_chars]) == std::string(&ids[b * id_chars])) shared = 1;
+    }
+  }
+  int anywhere = 0;
+  Impl::mpi_check(MPI_Allreduce(&shared, &anywhere, 1, MPI_INT, MPI_MAX, comm), "MPI_Allreduce");
+  return anywhere != 0;
+}
+
+}  // namespace
+#endif
+
+bool Communicator::uses_nccl() const {
+#ifdef TERNARYCOUNTER_HAVE_NCCL
+  if (state_->uses_nccl < 0) {
+    const bool shared = node_shares_a_gpu(state_->comm, state_->rank);
+    state_->uses_nccl = shared ? 0 : 1;
+    if (shared && state_->rank == 0) {
+      std::fprintf(stderr,
+                   "TernaryCounter::Distributed: ranks share a GPU (NCCL needs one per rank); "
+                   "device buffers are all-gathered through host memory by MPI\n");
+    }
+  }
+  return state_->uses_nccl == 1;
+#else
+  return false;
+#endif
+}
+
 void* Communicator::nccl() const {
 #ifdef TERNARYCOUNTER_HAVE_NCCL
+  if (!uses_nccl()) {
+    throw std::runtime_error(
+        "TernaryCounter::Distributed::Communicator::nccl: ranks share a GPU, which NCCL refuses");
+  }
   if (state_->nccl == nullptr) {
     ncclUniqueId id;
     if (state_->rank == 0) {

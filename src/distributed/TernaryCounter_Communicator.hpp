@@ -11,8 +11,9 @@ namespace TernaryCounter::Distributed {
 /// A duplicate of an MPI communicator, so the library's messages never match the application's.
 /// Copies share it; the last copy frees it (call that before MPI_Finalize). In a build with NCCL
 /// the first device all-gather creates an NCCL communicator over the same ranks (ncclUniqueId
-/// from rank 0 by MPI_Bcast); a CUDA rank must then own one GPU (Kokkos maps the node-local
-/// MPI rank to a device by default).
+/// from rank 0 by MPI_Bcast) when every rank has a GPU of its own (Kokkos maps the node-local
+/// MPI rank to a device by default); ranks that share a GPU, which NCCL refuses, all-gather
+/// through host memory instead, with the same bytes.
 class Communicator {
  public:
   /// Collective over `comm`. MPI must be initialized. Throws std::runtime_error on an MPI error.
@@ -23,11 +24,17 @@ class Communicator {
   /// The library's duplicate (for callers that add their own collectives beside the library's).
   MPI_Comm mpi() const;
 
-  /// Whether this build all-gathers CUDA buffers with NCCL (otherwise through host memory).
+  /// Whether this build has NCCL for CUDA buffers (otherwise they go through host memory).
   static bool with_nccl();
 
+  /// Whether these ranks move CUDA buffers with NCCL: the build has it and no two ranks of a node
+  /// use the same GPU (told apart by PCI bus id). Collective on its first call, so every rank must
+  /// reach that in the same call; then cached. When ranks share a GPU, rank 0 says so once on
+  /// stderr.
+  bool uses_nccl() const;
+
   /// The NCCL communicator (an ncclComm_t) created on first use: collective, so every rank must
-  /// reach its first use in the same call. Throws std::runtime_error in a build without NCCL.
+  /// reach its first use in the same call. Throws std::runtime_error unless uses_nccl().
   void* nccl() const;
 
  private:

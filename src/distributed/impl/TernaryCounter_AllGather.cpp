@@ -94,8 +94,10 @@ void all_gather_rows(const Communicator& comm, const ExecSpace& space,
   }
 #if defined(TERNARYCOUNTER_HAVE_NCCL) && defined(KOKKOS_ENABLE_CUDA)
   if constexpr (std::is_same_v<ExecSpace, Kokkos::Cuda>) {
-    nccl_all_gather(comm, space, gathers);
-    return;
+    if (comm.uses_nccl()) {
+      nccl_all_gather(comm, space, gathers);
+      return;
+    }
   }
 #endif
   space.fence("TernaryCounter::Distributed::all_gather_rows: before MPI");
@@ -106,7 +108,8 @@ void all_gather_rows(const Communicator& comm, const ExecSpace& space,
       place_own_rows<Memory>(comm, g, g.recv);
       mpi_all_gather(comm, g, g.recv);
     } else {
-      // Device memory without NCCL (or MPI that may not be CUDA-aware): through the host.
+      // Device memory without NCCL (or ranks sharing a GPU; MPI may not be CUDA-aware):
+      // through the host.
       Kokkos::View<unsigned char*, Kokkos::HostSpace> staging(
           Kokkos::view_alloc("TernaryCounter::Distributed::staging", Kokkos::WithoutInitializing),
           total);
