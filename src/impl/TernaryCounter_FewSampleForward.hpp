@@ -1,10 +1,14 @@
-// forward for one to four samples on GPUs (token-by-token inference, tiny batches). A thread owns
-// one output column o: it reads its row's codes once, 0.75 byte per weight, decodes them in
-// registers and runs the fma chains of all its samples; every thread of a warp reads the same
-// sample values (one uniform load serves 32 rows). With so few samples a decoded weight is used at
-// most four times, so staging it in shared memory for a team (SmallBatchProduct, which computes 16
-// sample chains whatever M is) costs more than decoding it where it is used. Each element is the
-// documented fma chain over the depth in ascending order: the bits equal the other kernels'.
+// forward for one to four samples on GPUs (token-by-token inference, tiny batches). Each output
+// element is one fma chain over the whole depth (the documented order), so a column's chain is
+// one thread's sequential work, and a layer has only as many chains as columns: 16384 columns are
+// ~4 warps per multiprocessor. When those threads also loaded and decoded their own codes (about
+// six instructions per code), each did a weight every 22-30 cycles. Here a team of five warps
+// serves 32 columns: warps 1-4 load a 64-deep chunk of the 32 rows' codes (0.75 byte per weight)
+// and of the samples, and stage them in team scratch, decoded, one 16-code run per thread; warp 0
+// meanwhile runs the 32 columns' chains over the chunk staged before (per four weights a 16-byte
+// scratch read of its row and, per sample, one read uniform across the warp). With so few samples
+// a staged weight is read by one thread only, so the chunk is small and the team large. The bits
+// equal the other kernels'.
 #pragma once
 
 #include "impl/TernaryCounter_Float4.hpp"
@@ -18,89 +22,181 @@
 namespace TernaryCounter::Impl {
 
 /// The chains of `Samples` samples (1, 2 or 4; samples from M on read sample M - 1 and are not
-/// stored) for one output column per thread.
+/// stored) of 32 output columns per team.
 template <class ExecSpace, class Product, int Samples>
 struct FewSampleForward {
   using Weights = decltype(Product::b);
   static_assert(Weights::along_depth, "forward: a row of codes runs along the depth");
   using Run = typename Weights::CodeRun;
-  /// Depth indices per step: four 16-code runs, 48 bytes in three vector loads.
-  static constexpr int step_depth = 64;
-  static constexpr int runs_per_step = step_depth / Weights::run_codes;
-  static_assert(runs_per_step == 4, "a step is what TernaryOperand::fetch_run_quad loads");
-  /// Steps loaded ahead: a thread per column gives a multiprocessor only ~128 threads on large
-  /// layers, so each keeps the next two steps of its row in flight while it works on one.
-  static constexpr int prefetch_steps = 2;
+  using member_type = typename Kokkos::TeamPolicy<ExecSpace>::member_type;
+
+  static constexpr int team_cols = 32;  ///< one chain per lane of warp 0
+  static constexpr int chunk_depth = 64;
+  static constexpr int chunk_runs = chunk_depth / Weights::run_codes;
+  static constexpr int decoders = team_cols * chunk_runs;  ///< a run of a chunk per thread
+  static constexpr int team_size = team_cols + decoders;
+  static_assert(decoders % 32 == 0, "the decoding threads are whole warps");
+  /// Floats per staged row: the padding puts the 32 rows' 16-byte reads in distinct banks.
+  static constexpr int row_stride = chunk_depth + 4;
+  /// A staged chunk: the 32 rows' weights, then the samples' values over the chunk's depth.
+  static constexpr int chunk_floats = team_cols * row_stride + Samples * chunk_depth;
+  static constexpr int sample_loads = Samples * chunk_depth / 4;  ///< Float4 per chunk
+  static_assert(sample_loads <= decoders, "a decoding thread stages at most one sample load");
+  /// Chunks whose operands are loaded ahead of their staging (the loop is unrolled by this).
+  static constexpr int prefetch_chunks = 4;
+  /// Depth indices a chain loads ahead of its fmas (from scratch).
+  static constexpr int group_depth = 8;
 
   Product product;
 
-  KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t o) const {
-    const Weights& w = product.b;
-    const std::int64_t depth = product.depth(), samples = product.rows();
-    const float* x0 = product.a.view.data();
-    const std::int64_t ld = product.a.view.stride(0);
-    std::int64_t row[Samples];  // the same in every thread: uniform registers
-    for (int s = 0; s < Samples; ++s) row[s] = Kokkos::min(std::int64_t(s), samples - 1) * ld;
-    float acc[Samples] = {};
-    // A ring of steps in flight, indexed at compile time (the loop over it is unrolled).
-    Run ring[prefetch_steps][runs_per_step];
-    for (int b = 0; b < prefetch_steps; ++b) {
-      if (b * step_depth < depth) w.fetch_run_quad(b * step_depth, o, ring[b]);
+  KOKKOS_INLINE_FUNCTION static constexpr std::size_t scratch_bytes() {
+    return 2 * chunk_floats * sizeof(float);
+  }
+
+  /// What a decoding thread loads for one chunk: its run of codes and maybe a sample load.
+  struct Loaded {
+    Run run;
+    Float4 x;
+  };
+  /// What a chain reads for group_depth indices.
+  struct Operands {
+    Float4 t[group_depth / 4];
+    Float4 x[Samples][group_depth / 4];
+  };
+
+  // Warp 0 runs the chains and warps 1-4 stage the chunks; both pass one team barrier before the
+  // first chunk and one after each (the two roles are whole warps, so each barrier is reached by
+  // every thread, from two places in the code). Apart, neither holds the other's registers.
+  KOKKOS_INLINE_FUNCTION void operator()(const member_type& team) const {
+    auto* scratch = static_cast<float*>(team.team_shmem().get_shmem_aligned(scratch_bytes(), 16));
+    if (team.team_rank() < team_cols) {
+      run_chains(team, scratch);
+    } else {
+      stage_chunks(team, scratch);
     }
-    for (std::int64_t k0 = 0; k0 < depth; k0 += prefetch_steps * step_depth) {
+  }
+
+  KOKKOS_INLINE_FUNCTION void stage_chunks(const member_type& team, float* scratch) const {
+    const Weights& w = product.b;
+    const std::int64_t chunks = product.depth() / chunk_depth, samples = product.rows();
+    const std::int64_t o0 = std::int64_t(team.league_rank()) * team_cols;
+    // Thread d's run: row o0 + d / 4 (clamped into the layer), run d % 4 of each chunk; threads
+    // d < sample_loads also stage the samples' values, four at a time (samples from M on repeat
+    // sample M - 1).
+    const int d = team.team_rank() - team_cols, row = d / chunk_runs, run = d % chunk_runs;
+    const std::int64_t code_row = Kokkos::min(o0 + row, product.cols() - 1);
+    const bool loads_x = d < sample_loads;
+    const int x_sample = d / (chunk_depth / 4), x_depth = 4 * (d % (chunk_depth / 4));
+    const float* const x_row =
+        &product.a.view(Kokkos::min(std::int64_t(x_sample), samples - 1), 0) + x_depth;
+    const int staged_run = row * row_stride + run * Weights::run_codes;
+    const int staged_x = team_cols * row_stride + x_sample * chunk_depth + x_depth;
+
+    Loaded ring[prefetch_chunks] = {};
+    const auto fetch = [&](std::int64_t chunk, Loaded& l) {
+      if (chunk >= chunks) return;
+      const std::int64_t k0 = chunk * chunk_depth;
+      l.run = w.fetch_run(k0 + run * Weights::run_codes, code_row);
+      if (loads_x) l.x = *reinterpret_cast<const Float4*>(x_row + k0);
+    };
+    const auto stage = [&](const Loaded& l, std::int64_t chunk) {
+      if (chunk >= chunks) return;
+      float* buffer = scratch + (chunk % 2) * chunk_floats;
+      float t[Weights::run_codes];
+      w.expand_run(l.run, t);
+      for (int q = 0; q < Weights::run_codes; q += 4) {
+        *reinterpret_cast<Float4*>(buffer + staged_run + q) =
+            Float4{{t[q], t[q + 1], t[q + 2], t[q + 3]}};
+      }
+      if (loads_x) *reinterpret_cast<Float4*>(buffer + staged_x) = l.x;
+    };
+
+    for (int b = 0; b < prefetch_chunks; ++b) fetch(b, ring[b]);
+    stage(ring[0], 0);
+    fetch(prefetch_chunks, ring[0]);
+    team.team_barrier();
+    // While the chains run chunk c, chunk c + 1 is staged into the other buffer; ring slot
+    // (c + 1) % prefetch_chunks holds its loads and is refilled with the chunk prefetch_chunks
+    // later.
+    for (std::int64_t c0 = 0; c0 < chunks; c0 += prefetch_chunks) {
       TERNARYCOUNTER_UNROLL
-      for (int b = 0; b < prefetch_steps; ++b) {
-        const std::int64_t k = k0 + b * step_depth;
-        if (k >= depth) break;
-        Run step[runs_per_step];
-        for (int r = 0; r < runs_per_step; ++r) step[r] = ring[b][r];
-        if (k + prefetch_steps * step_depth < depth) {
-          w.fetch_run_quad(k + prefetch_steps * step_depth, o, ring[b]);
+      for (int b = 0; b < prefetch_chunks; ++b) {
+        const std::int64_t c = c0 + b;
+        if (c >= chunks) break;
+        Loaded& slot = ring[(b + 1) % prefetch_chunks];
+        stage(slot, c + 1);
+        fetch(c + 1 + prefetch_chunks, slot);
+        team.team_barrier();
+      }
+    }
+  }
+
+  KOKKOS_INLINE_FUNCTION void run_chains(const member_type& team, const float* scratch) const {
+    const std::int64_t chunks = product.depth() / chunk_depth;
+    const int lane = team.team_rank();
+    const auto read = [&](const float* buffer, int g, Operands& op) {
+      TERNARYCOUNTER_UNROLL
+      for (int v = 0; v < group_depth / 4; ++v) {
+        const int k = g * group_depth + 4 * v;
+        op.t[v] = *reinterpret_cast<const Float4*>(buffer + lane * row_stride + k);
+        for (int s = 0; s < Samples; ++s) {
+          op.x[s][v] = *reinterpret_cast<const Float4*>(buffer + team_cols * row_stride +
+                                                        s * chunk_depth + k);
         }
-        TERNARYCOUNTER_UNROLL
-        for (int r = 0; r < runs_per_step; ++r) {
-          float t[Weights::run_codes];
-          w.expand_run(step[r], t);
-          TERNARYCOUNTER_UNROLL
-          for (int q = 0; q < Weights::run_codes; q += 4) {
-            const std::int64_t kq = k + Weights::run_codes * r + q;
-            Float4 xs[Samples];
+      }
+    };
+    float acc[Samples] = {};
+    team.team_barrier();
+    for (std::int64_t c = 0; c < chunks; ++c) {
+      // Each group's operands are read while the group before runs its fmas.
+      const float* buffer = scratch + (c % 2) * chunk_floats;
+      Operands op[2];
+      read(buffer, 0, op[0]);
+      TERNARYCOUNTER_UNROLL
+      for (int g = 0; g < chunk_depth / group_depth; ++g) {
+        if (g + 1 < chunk_depth / group_depth) read(buffer, g + 1, op[(g + 1) % 2]);
+        const Operands& cur = op[g % 2];
+        for (int v = 0; v < group_depth / 4; ++v) {
+          for (int e = 0; e < 4; ++e) {
             for (int s = 0; s < Samples; ++s) {
-              xs[s] = *reinterpret_cast<const Float4*>(x0 + row[s] + kq);
-            }
-            for (int e = 0; e < 4; ++e) {
-              for (int s = 0; s < Samples; ++s) {
-                acc[s] = Kokkos::fma(xs[s].v[e], t[q + e], acc[s]);
-              }
+              acc[s] = Kokkos::fma(cur.x[s][v].v[e], cur.t[v].v[e], acc[s]);
             }
           }
         }
       }
+      team.team_barrier();
     }
-    for (int s = 0; s < Samples; ++s) {
-      if (s < samples) product.store(s, o, acc[s]);
+    const std::int64_t o = std::int64_t(team.league_rank()) * team_cols + lane;
+    if (o < product.cols()) {
+      for (int s = 0; s < Samples; ++s) {
+        if (s < product.rows()) product.store(s, o, acc[s]);
+      }
     }
   }
 };
 
 /// Runs forward by FewSampleForward when it serves the product: 1 to 4 samples in 16-byte aligned
-/// rows, a depth of whole steps and 16-byte aligned code rows (the usual layer shapes). Returns
+/// rows, a depth of whole chunks and 16-byte aligned code rows (the usual layer shapes). Returns
 /// whether it ran.
 template <class ExecSpace, class Product>
 bool run_few_sample_forward(const ExecSpace& space, const Product& product, const char* label) {
-  constexpr int step_depth = FewSampleForward<ExecSpace, Product, 1>::step_depth;
+  using One = FewSampleForward<ExecSpace, Product, 1>;
   const std::int64_t samples = product.rows(), cols = product.cols();
   if (samples < 1 || samples > 4 || cols == 0 || product.depth() == 0 || !product.a.vector ||
-      !product.b.covers(0, 1, step_depth) || !product.b.pair_aligned()) {
+      !product.b.covers(0, 1, One::chunk_depth) || !product.b.pair_aligned()) {
     return false;
   }
+  const std::int64_t teams = (cols + One::team_cols - 1) / One::team_cols;
   const auto launch = [&](auto kernel) {
-    Kokkos::parallel_for(
-        label, Kokkos::RangePolicy<ExecSpace, Kokkos::LaunchBounds<128, 2>>(space, 0, cols),
-        kernel);
+    using Kernel = decltype(kernel);
+    Kokkos::parallel_for(label,
+                         Kokkos::TeamPolicy<ExecSpace, Kokkos::LaunchBounds<Kernel::team_size, 4>>(
+                             space, teams, Kernel::team_size)
+                             .set_scratch_size(0, Kokkos::PerTeam(Kernel::scratch_bytes())),
+                         kernel);
   };
   if (samples == 1) {
-    launch(FewSampleForward<ExecSpace, Product, 1>{product});
+    launch(One{product});
   } else if (samples == 2) {
     launch(FewSampleForward<ExecSpace, Product, 2>{product});
   } else {
