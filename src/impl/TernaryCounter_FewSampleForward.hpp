@@ -1,14 +1,14 @@
 // forward for one to four samples on GPUs (token-by-token inference, tiny batches). Each output
 // element is one fma chain over the whole depth (the documented order), so a column's chain is
 // one thread's sequential work, and a layer has only as many chains as columns: 16384 columns are
-// ~4 warps per multiprocessor. When those threads also loaded and decoded their own codes (about
-// six instructions per code), each did a weight every 22-30 cycles. Here a team of five warps
-// serves 32 columns: warps 1-4 load a 64-deep chunk of the 32 rows' codes (0.75 byte per weight)
-// and of the samples, and stage them in team scratch, decoded, one 16-code run per thread; warp 0
-// meanwhile runs the 32 columns' chains over the chunk staged before (per four weights a 16-byte
-// scratch read of its row and, per sample, one read uniform across the warp). With so few samples
-// a staged weight is read by one thread only, so the chunk is small and the team large. The bits
-// equal the other kernels'.
+// ~4 warps per multiprocessor. When those threads also loaded and decoded their own codes, each
+// did a weight every 22-30 cycles. Here a team of three warps serves 32 columns, one row of codes
+// per lane: warps 1 and 2 each load one 64-code step of the 32 rows in a 128-deep chunk (48 bytes
+// per row in three 16-byte loads, 0.75 byte per weight) and their share of the samples' values,
+// and stage them in team scratch, decoded; warp 0 meanwhile runs the 32 columns' chains over the
+// chunk staged before (per four weights a 16-byte scratch read of its row and, per sample, one
+// read uniform across the warp). With so few samples a staged weight is read by one thread only,
+// so the chunk is small and the team large. The bits equal the other kernels'.
 #pragma once
 
 #include "impl/TernaryCounter_Float4.hpp"
@@ -30,21 +30,23 @@ struct FewSampleForward {
   using Run = typename Weights::CodeRun;
   using member_type = typename Kokkos::TeamPolicy<ExecSpace>::member_type;
 
-  static constexpr int team_cols = 32;  ///< one chain per lane of warp 0
-  static constexpr int chunk_depth = 64;
-  static constexpr int chunk_runs = chunk_depth / Weights::run_codes;
-  static constexpr int decoders = team_cols * chunk_runs;  ///< a run of a chunk per thread
-  static constexpr int team_size = team_cols + decoders;
-  static_assert(decoders % 32 == 0, "the decoding threads are whole warps");
-  /// Floats per staged row: the padding puts the 32 rows' 16-byte reads in distinct banks.
+  static constexpr int team_cols = 32;  ///< one chain per lane of warp 0, one row per lane
+  /// A 64-code step of a row: four runs, 48 bytes in three 16-byte loads (fetch_run_quad).
+  static constexpr int step_depth = 64;
+  static constexpr int step_runs = step_depth / Weights::run_codes;
+  static constexpr int decoding_warps = 2;  ///< warp 1 + h stages step h of every chunk
+  static constexpr int team_size = team_cols * (1 + decoding_warps);
+  static constexpr int chunk_depth = step_depth * decoding_warps;
+  /// Floats per staged row: the padding puts the 32 rows' 16-byte accesses in distinct banks.
   static constexpr int row_stride = chunk_depth + 4;
   /// A staged chunk: the 32 rows' weights, then the samples' values over the chunk's depth.
   static constexpr int chunk_floats = team_cols * row_stride + Samples * chunk_depth;
   static constexpr int sample_loads = Samples * chunk_depth / 4;  ///< Float4 per chunk
-  static_assert(sample_loads <= decoders, "a decoding thread stages at most one sample load");
+  static constexpr int decoders = team_cols * decoding_warps;
+  static constexpr int sample_loads_per_thread = (sample_loads + decoders - 1) / decoders;
   /// Chunks whose operands are loaded ahead of their staging (the loop is unrolled by this).
-  static constexpr int prefetch_chunks = 4;
-  /// Depth indices a chain loads ahead of its fmas (from scratch).
+  static constexpr int prefetch_chunks = 2;
+  /// Depth indices a chain reads ahead of its fmas (from scratch).
   static constexpr int group_depth = 8;
 
   Product product;
@@ -53,10 +55,10 @@ struct FewSampleForward {
     return 2 * chunk_floats * sizeof(float);
   }
 
-  /// What a decoding thread loads for one chunk: its run of codes and maybe a sample load.
+  /// What a decoding thread loads for one chunk: its row's step and its share of the samples.
   struct Loaded {
-    Run run;
-    Float4 x;
+    Run runs[step_runs];
+    Float4 x[sample_loads_per_thread];
   };
   /// What a chain reads for group_depth indices.
   struct Operands {
@@ -64,7 +66,7 @@ struct FewSampleForward {
     Float4 x[Samples][group_depth / 4];
   };
 
-  // Warp 0 runs the chains and warps 1-4 stage the chunks; both pass one team barrier before the
+  // Warp 0 runs the chains and warps 1-2 stage the chunks; both pass one team barrier before the
   // first chunk and one after each (the two roles are whole warps, so each barrier is reached by
   // every thread, from two places in the code). Apart, neither holds the other's registers.
   KOKKOS_INLINE_FUNCTION void operator()(const member_type& team) const {
@@ -78,37 +80,54 @@ struct FewSampleForward {
 
   KOKKOS_INLINE_FUNCTION void stage_chunks(const member_type& team, float* scratch) const {
     const Weights& w = product.b;
-    const std::int64_t chunks = product.depth() / chunk_depth, samples = product.rows();
+    // The last chunk may be one step: the depth is a multiple of step_depth.
+    const std::int64_t depth = product.depth(), samples = product.rows();
+    const std::int64_t chunks = (depth + chunk_depth - 1) / chunk_depth;
     const std::int64_t o0 = std::int64_t(team.league_rank()) * team_cols;
-    // Thread d's run: row o0 + d / 4 (clamped into the layer), run d % 4 of each chunk; threads
-    // d < sample_loads also stage the samples' values, four at a time (samples from M on repeat
-    // sample M - 1).
-    const int d = team.team_rank() - team_cols, row = d / chunk_runs, run = d % chunk_runs;
+    // Thread d stages step d / 32 of row o0 + d % 32 (clamped into the layer) of every chunk, and
+    // the samples' Float4 d, d + 64, ... of it (samples from M on repeat sample M - 1).
+    const int d = team.team_rank() - team_cols, row = d % team_cols, step = d / team_cols;
     const std::int64_t code_row = Kokkos::min(o0 + row, product.cols() - 1);
-    const bool loads_x = d < sample_loads;
-    const int x_sample = d / (chunk_depth / 4), x_depth = 4 * (d % (chunk_depth / 4));
-    const float* const x_row =
-        &product.a.view(Kokkos::min(std::int64_t(x_sample), samples - 1), 0) + x_depth;
-    const int staged_run = row * row_stride + run * Weights::run_codes;
-    const int staged_x = team_cols * row_stride + x_sample * chunk_depth + x_depth;
+    const int staged_step = row * row_stride + step * step_depth;
+    const float* x_at[sample_loads_per_thread];
+    int x_depth[sample_loads_per_thread], staged_x[sample_loads_per_thread];
+    for (int l = 0; l < sample_loads_per_thread; ++l) {
+      const int q = Kokkos::min(d + l * decoders, sample_loads - 1);
+      const int s = q / (chunk_depth / 4);
+      x_depth[l] = 4 * (q % (chunk_depth / 4));
+      x_at[l] = &product.a.view(Kokkos::min(std::int64_t(s), samples - 1), 0) + x_depth[l];
+      staged_x[l] = team_cols * row_stride + s * chunk_depth + x_depth[l];
+    }
 
     Loaded ring[prefetch_chunks] = {};
     const auto fetch = [&](std::int64_t chunk, Loaded& l) {
-      if (chunk >= chunks) return;
       const std::int64_t k0 = chunk * chunk_depth;
-      l.run = w.fetch_run(k0 + run * Weights::run_codes, code_row);
-      if (loads_x) l.x = *reinterpret_cast<const Float4*>(x_row + k0);
+      if (chunk >= chunks) return;
+      if (k0 + step * step_depth < depth)
+        w.fetch_run_quad(k0 + step * step_depth, code_row, l.runs);
+      for (int i = 0; i < sample_loads_per_thread; ++i) {
+        if (k0 + x_depth[i] < depth) l.x[i] = *reinterpret_cast<const Float4*>(x_at[i] + k0);
+      }
     };
     const auto stage = [&](const Loaded& l, std::int64_t chunk) {
       if (chunk >= chunks) return;
+      const std::int64_t k0 = chunk * chunk_depth;
       float* buffer = scratch + (chunk % 2) * chunk_floats;
-      float t[Weights::run_codes];
-      w.expand_run(l.run, t);
-      for (int q = 0; q < Weights::run_codes; q += 4) {
-        *reinterpret_cast<Float4*>(buffer + staged_run + q) =
-            Float4{{t[q], t[q + 1], t[q + 2], t[q + 3]}};
+      if (k0 + step * step_depth < depth) {
+        TERNARYCOUNTER_UNROLL
+        for (int r = 0; r < step_runs; ++r) {
+          float t[Weights::run_codes];
+          w.expand_run(l.runs[r], t);
+          for (int q = 0; q < Weights::run_codes; q += 4) {
+            *reinterpret_cast<Float4*>(buffer + staged_step + r * Weights::run_codes + q) =
+                Float4{{t[q], t[q + 1], t[q + 2], t[q + 3]}};
+          }
+        }
       }
-      if (loads_x) *reinterpret_cast<Float4*>(buffer + staged_x) = l.x;
+      // Threads past the samples' last load store it again: the same value, the same place.
+      for (int i = 0; i < sample_loads_per_thread; ++i) {
+        if (k0 + x_depth[i] < depth) *reinterpret_cast<Float4*>(buffer + staged_x[i]) = l.x[i];
+      }
     };
 
     for (int b = 0; b < prefetch_chunks; ++b) fetch(b, ring[b]);
@@ -132,37 +151,17 @@ struct FewSampleForward {
   }
 
   KOKKOS_INLINE_FUNCTION void run_chains(const member_type& team, const float* scratch) const {
-    const std::int64_t chunks = product.depth() / chunk_depth;
+    const std::int64_t depth = product.depth();
+    const std::int64_t chunks = (depth + chunk_depth - 1) / chunk_depth;
     const int lane = team.team_rank();
-    const auto read = [&](const float* buffer, int g, Operands& op) {
-      TERNARYCOUNTER_UNROLL
-      for (int v = 0; v < group_depth / 4; ++v) {
-        const int k = g * group_depth + 4 * v;
-        op.t[v] = *reinterpret_cast<const Float4*>(buffer + lane * row_stride + k);
-        for (int s = 0; s < Samples; ++s) {
-          op.x[s][v] = *reinterpret_cast<const Float4*>(buffer + team_cols * row_stride +
-                                                        s * chunk_depth + k);
-        }
-      }
-    };
     float acc[Samples] = {};
     team.team_barrier();
     for (std::int64_t c = 0; c < chunks; ++c) {
-      // Each group's operands are read while the group before runs its fmas.
       const float* buffer = scratch + (c % 2) * chunk_floats;
-      Operands op[2];
-      read(buffer, 0, op[0]);
-      TERNARYCOUNTER_UNROLL
-      for (int g = 0; g < chunk_depth / group_depth; ++g) {
-        if (g + 1 < chunk_depth / group_depth) read(buffer, g + 1, op[(g + 1) % 2]);
-        const Operands& cur = op[g % 2];
-        for (int v = 0; v < group_depth / 4; ++v) {
-          for (int e = 0; e < 4; ++e) {
-            for (int s = 0; s < Samples; ++s) {
-              acc[s] = Kokkos::fma(cur.x[s][v].v[e], cur.t[v].v[e], acc[s]);
-            }
-          }
-        }
+      if ((c + 1) * chunk_depth <= depth) {
+        chain_chunk<chunk_depth>(buffer, lane, acc);
+      } else {
+        chain_chunk<step_depth>(buffer, lane, acc);
       }
       team.team_barrier();
     }
@@ -173,17 +172,49 @@ struct FewSampleForward {
       }
     }
   }
+
+  /// The first Depth fmas of a staged chunk, in order; each group's operands are read while the
+  /// group before runs its fmas.
+  template <int Depth>
+  KOKKOS_INLINE_FUNCTION static void chain_chunk(const float* buffer, int lane,
+                                                 float (&acc)[Samples]) {
+    const auto read = [&](int g, Operands& op) {
+      TERNARYCOUNTER_UNROLL
+      for (int v = 0; v < group_depth / 4; ++v) {
+        const int k = g * group_depth + 4 * v;
+        op.t[v] = *reinterpret_cast<const Float4*>(buffer + lane * row_stride + k);
+        for (int s = 0; s < Samples; ++s) {
+          op.x[s][v] = *reinterpret_cast<const Float4*>(buffer + team_cols * row_stride +
+                                                        s * chunk_depth + k);
+        }
+      }
+    };
+    Operands op[2];
+    read(0, op[0]);
+    TERNARYCOUNTER_UNROLL
+    for (int g = 0; g < Depth / group_depth; ++g) {
+      if (g + 1 < Depth / group_depth) read(g + 1, op[(g + 1) % 2]);
+      const Operands& cur = op[g % 2];
+      for (int v = 0; v < group_depth / 4; ++v) {
+        for (int e = 0; e < 4; ++e) {
+          for (int s = 0; s < Samples; ++s) {
+            acc[s] = Kokkos::fma(cur.x[s][v].v[e], cur.t[v].v[e], acc[s]);
+          }
+        }
+      }
+    }
+  }
 };
 
 /// Runs forward by FewSampleForward when it serves the product: 1 to 4 samples in 16-byte aligned
-/// rows, a depth of whole chunks and 16-byte aligned code rows (the usual layer shapes). Returns
-/// whether it ran.
+/// rows, a depth of whole 64-code steps and 16-byte aligned code rows (the usual layer shapes).
+/// Returns whether it ran.
 template <class ExecSpace, class Product>
 bool run_few_sample_forward(const ExecSpace& space, const Product& product, const char* label) {
   using One = FewSampleForward<ExecSpace, Product, 1>;
   const std::int64_t samples = product.rows(), cols = product.cols();
   if (samples < 1 || samples > 4 || cols == 0 || product.depth() == 0 || !product.a.vector ||
-      !product.b.covers(0, 1, One::chunk_depth) || !product.b.pair_aligned()) {
+      !product.b.covers(0, 1, One::step_depth) || !product.b.pair_aligned()) {
     return false;
   }
   const std::int64_t teams = (cols + One::team_cols - 1) / One::team_cols;

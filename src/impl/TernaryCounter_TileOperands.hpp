@@ -340,7 +340,14 @@ struct TernaryOperand {
   KOKKOS_INLINE_FUNCTION float value_at_top(std::uint32_t high, const RunValues& v) const {
     const std::uint32_t zero_from = std::uint32_t(lv) << 26;
     const std::uint32_t plus_from = std::uint32_t(2 * lv) << 26;
-    return high >= plus_from ? v.plus : (high >= zero_from ? v.zero : v.minus);
+    if constexpr (AlongDepth) {
+      // t's bits by integer selects: given float selects among the constants -1, 0 and +1, nvcc
+      // selects 0 or -1 as an integer and converts it (I2FP, a quarter-rate instruction).
+      return Kokkos::bit_cast<float>(high >= plus_from ? 0x3F800000u
+                                                       : (high >= zero_from ? 0u : 0xBF800000u));
+    } else {
+      return high >= plus_from ? v.plus : (high >= zero_from ? v.zero : v.minus);
+    }
   }
   /// The run's 16 elements, t or scale * t as expand gives them.
   KOKKOS_INLINE_FUNCTION void expand_run(const CodeRun& run, float (&w)[run_codes]) const {
