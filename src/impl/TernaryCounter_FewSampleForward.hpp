@@ -103,8 +103,9 @@ struct FewSampleForward {
     const auto fetch = [&](std::int64_t chunk, Loaded& l) {
       const std::int64_t k0 = chunk * chunk_depth;
       if (chunk >= chunks) return;
-      if (k0 + step * step_depth < depth)
+      if (k0 + step * step_depth < depth) {
         w.fetch_run_quad(k0 + step * step_depth, code_row, l.runs);
+      }
       for (int i = 0; i < sample_loads_per_thread; ++i) {
         if (k0 + x_depth[i] < depth) l.x[i] = *reinterpret_cast<const Float4*>(x_at[i] + k0);
       }
