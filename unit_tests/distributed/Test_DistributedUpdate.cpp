@@ -125,5 +125,19 @@ TEST(DistributedUpdate, BlocksCoverInOrder) {
   EXPECT_THROW(Dist::block(5, 2, 2), std::invalid_argument);
 }
 
+// Device buffers go through NCCL only in builds with it and, there, only when no two ranks share
+// a GPU (NCCL refuses that; a one-GPU machine with two ranks takes the host path). Every rank
+// must come to the same answer, and asking for the NCCL communicator otherwise must throw.
+TEST(DistributedUpdate, RanksAgreeWhetherTheyUseNccl) {
+  const Dist::Communicator comm;
+  const bool uses = comm.uses_nccl();
+  EXPECT_TRUE(!uses || Dist::Communicator::with_nccl());
+  int mine = uses ? 1 : 0, least = 0, most = 0;
+  MPI_Allreduce(&mine, &least, 1, MPI_INT, MPI_MIN, comm.mpi());
+  MPI_Allreduce(&mine, &most, 1, MPI_INT, MPI_MAX, comm.mpi());
+  EXPECT_EQ(least, most);
+  if (!uses) EXPECT_THROW(comm.nccl(), std::runtime_error);
+}
+
 }  // namespace
 }  // namespace TernaryCounter::Test
