@@ -3,7 +3,7 @@
 #include "impl/TernaryCounter_ExecutionSpaces.hpp"
 
 #include <Kokkos_Profiling_ScopedRegion.hpp>
-#include "impl/TernaryCounter_FewSampleForward.hpp"
+#include "impl/TernaryCounter_FewSampleProduct.hpp"
 #include "impl/TernaryCounter_SmallBatchProduct.hpp"
 #include "impl/TernaryCounter_TileGemm.hpp"
 #include "impl/TernaryCounter_TileOperands.hpp"
@@ -48,14 +48,13 @@ struct BackwardInputProduct {
   }
 };
 
-/// forward or backward_input: on GPUs, forward of up to four samples by a thread per output column
-/// and other products of a few samples by the small-batch kernel; else by the tile engine.
+/// forward or backward_input: on GPUs, products of up to four samples by teams of three warps per
+/// 32 output columns and other products of a few samples by the small-batch kernel; else by the
+/// tile engine.
 template <class ExecSpace, class Product>
 void run_product(const ExecSpace& space, const Product& product, const char* label) {
   if constexpr (Tiling<ExecSpace>::small_batch) {
-    if constexpr (decltype(Product::b)::along_depth) {
-      if (run_few_sample_forward(space, product, label)) return;
-    }
+    if (run_few_sample_product(space, product, label)) return;
     using Small = SmallBatchProduct<ExecSpace, Product>;
     if (Small::serves(product.rows())) {
       Small{product}.run(space, label);

@@ -43,7 +43,7 @@ struct HostTiles {
 template <class ExecSpace>
 struct Tiling : HostTiles<384, 512> {
   static constexpr int update_team_size = 1;  ///< threads per row in the row update
-  /// forward and backward_input of <= 16 samples by their own kernels (GPUs: FewSampleForward,
+  /// forward and backward_input of <= 16 samples by their own kernels (GPUs: FewSampleProduct,
   /// SmallBatchProduct; host tiles already skip the padding).
   static constexpr bool small_batch = false;
   /// Target size of the gradient-rows workspace of update_from_io.

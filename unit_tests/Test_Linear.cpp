@@ -146,11 +146,14 @@ TEST(Linear, ForwardAndBackwardInputMatchHostLoopsBitExact) {
         LinearShape{16, 300, 200, 8}, LinearShape{13, 129, 68, 11}, LinearShape{4, 257, 388, 3},
         LinearShape{16, 256, 320, 8}, LinearShape{5, 200, 128, 11}, LinearShape{5, 192, 128, 11},
         LinearShape{1, 64, 64, 2},
-        // One to four samples over whole 64-column steps (a GPU's few-sample forward: teams of
+        // One to four samples over whole 64-column steps (a GPU's few-sample products: teams of
         // 32 output columns over 128-deep chunks, the last of one step where the depth is an odd
         // number of steps; samples past M read and not stored).
         LinearShape{1, 70, 192, 8}, LinearShape{2, 33, 64, 11}, LinearShape{3, 129, 128, 5},
         LinearShape{4, 100, 256, 2}, LinearShape{4, 40, 320, 3}, LinearShape{3, 48, 192, 6},
+        // The same for backward_input (GPUs: whole 32-column teams over 64-deep steps of out).
+        LinearShape{3, 320, 128, 5}, LinearShape{2, 256, 192, 9}, LinearShape{1, 448, 64, 4},
+        LinearShape{4, 128, 320, 11},
         // Whole small GPU tiles (64 x 128) in both products.
         LinearShape{256, 256, 256, 8}}) {
     check_linear(sh, false);

@@ -1,14 +1,20 @@
-// forward for one to four samples on GPUs (token-by-token inference, tiny batches). Each output
-// element is one fma chain over the whole depth (the documented order), so a column's chain is
-// one thread's sequential work, and a layer has only as many chains as columns: 16384 columns are
-// ~4 warps per multiprocessor. When those threads also loaded and decoded their own codes, each
-// did a weight every 22-30 cycles. Here a team of three warps serves 32 columns, one row of codes
-// per lane: warps 1 and 2 each load one 64-code step of the 32 rows in a 128-deep chunk (48 bytes
-// per row in three 16-byte loads, 0.75 byte per weight) and their share of the samples' values,
-// and stage them in team scratch, decoded; warp 0 meanwhile runs the 32 columns' chains over the
-// chunk staged before (per four weights a 16-byte scratch read of its row and, per sample, one
-// read uniform across the warp). With so few samples a staged weight is read by one thread only,
-// so the chunk is small and the team large. The bits equal the other kernels'.
+// forward and backward_input for one to four samples on GPUs (token-by-token inference, tiny
+// batches). Each output element is one fma chain over the whole depth (the documented order), so
+// a column's chain is one thread's sequential work, and a layer has only as many chains as
+// columns: 16384 columns are ~4 warps per multiprocessor. When those threads also loaded and
+// decoded their own codes, each did a weight every 22-30 cycles. Here a team of three warps serves
+// 32 columns: warps 1 and 2 each load one 64-deep step of a 128-deep chunk of the 32 columns'
+// weights (0.75 byte per weight, 16-byte loads) and their share of the samples' values, and stage
+// them in team scratch, decoded, as a row of floats along the depth per column; warp 0 meanwhile
+// runs the 32 columns' chains over the chunk staged before (per four weights a 16-byte scratch
+// read of its row and, per sample, one read uniform across the warp). With so few samples a
+// staged weight is read by one thread only, so the chunk is small and the team large.
+//   forward: a column's codes are one row along the depth; lane r of a decoding warp loads its
+//     step of row r (48 bytes in three loads) and stores it as it runs.
+//   backward_input: the 32 columns are 24 bytes of each code row (a depth index); lane r loads
+//     rows 2r and 2r + 1 of its step and stores them transposed, a column's pair of depths at a
+//     time (an 8-byte store per column, conflict-free across the warp).
+// The bits equal the other kernels'.
 #pragma once
 
 #include "impl/TernaryCounter_Float4.hpp"
@@ -24,16 +30,17 @@ namespace TernaryCounter::Impl {
 /// The chains of `Samples` samples (1, 2 or 4; samples from M on read sample M - 1 and are not
 /// stored) of 32 output columns per team.
 template <class ExecSpace, class Product, int Samples>
-struct FewSampleForward {
+struct FewSampleProduct {
   using Weights = decltype(Product::b);
-  static_assert(Weights::along_depth, "forward: a row of codes runs along the depth");
   using Run = typename Weights::CodeRun;
   using member_type = typename Kokkos::TeamPolicy<ExecSpace>::member_type;
 
-  static constexpr int team_cols = 32;  ///< one chain per lane of warp 0, one row per lane
-  /// A 64-code step of a row: four runs, 48 bytes in three 16-byte loads (fetch_run_quad).
+  static constexpr int team_cols = 32;  ///< one chain per lane of warp 0
+  /// A decoding thread's share of a 64-deep step: four 16-code runs, 48 bytes (along the depth:
+  /// 64 codes of one row, fetch_run_quad; across: 32 codes of two rows, fetch_run_pair each).
   static constexpr int step_depth = 64;
-  static constexpr int step_runs = step_depth / Weights::run_codes;
+  static constexpr int step_runs = 4;
+  static_assert(step_runs * Weights::run_codes == step_depth && 2 * Weights::run_codes == 32);
   static constexpr int decoding_warps = 2;  ///< warp 1 + h stages step h of every chunk
   static constexpr int team_size = team_cols * (1 + decoding_warps);
   static constexpr int chunk_depth = step_depth * decoding_warps;
@@ -60,6 +67,9 @@ struct FewSampleForward {
     Run runs[step_runs];
     Float4 x[sample_loads_per_thread];
   };
+  struct alignas(8) Float2 {
+    float v[2];
+  };
   /// What a chain reads for group_depth indices.
   struct Operands {
     Float4 t[group_depth / 4];
@@ -78,17 +88,57 @@ struct FewSampleForward {
     }
   }
 
-  KOKKOS_INLINE_FUNCTION void stage_chunks(const member_type& team, float* scratch) const {
+  /// Loads decoding lane `lane`'s share of the step at depth k of the columns from j0 (see the
+  /// file's comment; forward clamps the row into the layer, a partial last team reads its last).
+  KOKKOS_INLINE_FUNCTION void fetch_step(std::int64_t k, std::int64_t j0, int lane,
+                                         Run (&runs)[step_runs]) const {
+    if constexpr (Weights::along_depth) {
+      product.b.fetch_run_quad(k, Kokkos::min(j0 + lane, product.cols() - 1), runs);
+    } else {
+      Run pair[2];
+      for (int r = 0; r < 2; ++r) {
+        product.b.fetch_run_pair(k + 2 * lane + r, j0, pair);
+        runs[2 * r] = pair[0], runs[2 * r + 1] = pair[1];
+      }
+    }
+  }
+  /// Stages what fetch_step loaded into the columns' rows of `buffer` from depth `staged_k`.
+  KOKKOS_INLINE_FUNCTION void stage_step(const Run (&runs)[step_runs], int lane, int staged_k,
+                                         float* buffer) const {
     const Weights& w = product.b;
+    constexpr int n = Weights::run_codes;
+    if constexpr (Weights::along_depth) {
+      TERNARYCOUNTER_UNROLL
+      for (int r = 0; r < step_runs; ++r) {
+        float t[n];
+        w.expand_run(runs[r], t);
+        float* row = buffer + lane * row_stride + staged_k + r * n;
+        for (int q = 0; q < n; q += 4) {
+          *reinterpret_cast<Float4*>(row + q) = Float4{{t[q], t[q + 1], t[q + 2], t[q + 3]}};
+        }
+      }
+    } else {  // runs 0-1: columns 0..31 at depth 2 lane of the step, runs 2-3: at the next depth
+      TERNARYCOUNTER_UNROLL
+      for (int half = 0; half < 2; ++half) {
+        float t0[n], t1[n];
+        w.expand_run(runs[half], t0);
+        w.expand_run(runs[2 + half], t1);
+        float* pair = buffer + half * n * row_stride + staged_k + 2 * lane;
+        for (int q = 0; q < n; ++q) {
+          *reinterpret_cast<Float2*>(pair + q * row_stride) = Float2{{t0[q], t1[q]}};
+        }
+      }
+    }
+  }
+
+  KOKKOS_INLINE_FUNCTION void stage_chunks(const member_type& team, float* scratch) const {
     // The last chunk may be one step: the depth is a multiple of step_depth.
     const std::int64_t depth = product.depth(), samples = product.rows();
     const std::int64_t chunks = (depth + chunk_depth - 1) / chunk_depth;
-    const std::int64_t o0 = std::int64_t(team.league_rank()) * team_cols;
-    // Thread d stages step d / 32 of row o0 + d % 32 (clamped into the layer) of every chunk, and
-    // the samples' Float4 d, d + 64, ... of it (samples from M on repeat sample M - 1).
-    const int d = team.team_rank() - team_cols, row = d % team_cols, step = d / team_cols;
-    const std::int64_t code_row = Kokkos::min(o0 + row, product.cols() - 1);
-    const int staged_step = row * row_stride + step * step_depth;
+    const std::int64_t j0 = std::int64_t(team.league_rank()) * team_cols;
+    // Thread d stages step d / 32 of every chunk as lane d % 32, and the samples' Float4 d,
+    // d + 64, ... of it (samples from M on repeat sample M - 1).
+    const int d = team.team_rank() - team_cols, lane = d % team_cols, step = d / team_cols;
     const float* x_at[sample_loads_per_thread];
     int x_depth[sample_loads_per_thread], staged_x[sample_loads_per_thread];
     for (int l = 0; l < sample_loads_per_thread; ++l) {
@@ -103,9 +153,7 @@ struct FewSampleForward {
     const auto fetch = [&](std::int64_t chunk, Loaded& l) {
       const std::int64_t k0 = chunk * chunk_depth;
       if (chunk >= chunks) return;
-      if (k0 + step * step_depth < depth) {
-        w.fetch_run_quad(k0 + step * step_depth, code_row, l.runs);
-      }
+      if (k0 + step * step_depth < depth) fetch_step(k0 + step * step_depth, j0, lane, l.runs);
       for (int i = 0; i < sample_loads_per_thread; ++i) {
         if (k0 + x_depth[i] < depth) l.x[i] = *reinterpret_cast<const Float4*>(x_at[i] + k0);
       }
@@ -114,17 +162,7 @@ struct FewSampleForward {
       if (chunk >= chunks) return;
       const std::int64_t k0 = chunk * chunk_depth;
       float* buffer = scratch + (chunk % 2) * chunk_floats;
-      if (k0 + step * step_depth < depth) {
-        TERNARYCOUNTER_UNROLL
-        for (int r = 0; r < step_runs; ++r) {
-          float t[Weights::run_codes];
-          w.expand_run(l.runs[r], t);
-          for (int q = 0; q < Weights::run_codes; q += 4) {
-            *reinterpret_cast<Float4*>(buffer + staged_step + r * Weights::run_codes + q) =
-                Float4{{t[q], t[q + 1], t[q + 2], t[q + 3]}};
-          }
-        }
-      }
+      if (k0 + step * step_depth < depth) stage_step(l.runs, lane, step * step_depth, buffer);
       // Threads past the samples' last load store it again: the same value, the same place.
       for (int i = 0; i < sample_loads_per_thread; ++i) {
         if (k0 + x_depth[i] < depth) *reinterpret_cast<Float4*>(buffer + staged_x[i]) = l.x[i];
@@ -207,15 +245,20 @@ struct FewSampleForward {
   }
 };
 
-/// Runs forward by FewSampleForward when it serves the product: 1 to 4 samples in 16-byte aligned
-/// rows, a depth of whole 64-code steps and 16-byte aligned code rows (the usual layer shapes).
-/// Returns whether it ran.
+/// Runs the product by FewSampleProduct when it serves it: 1 to 4 samples in 16-byte aligned
+/// rows, a depth of whole 64-deep steps and 16-byte aligned code rows, and for backward_input
+/// whole teams of columns (the usual layer shapes). Returns whether it ran.
 template <class ExecSpace, class Product>
-bool run_few_sample_forward(const ExecSpace& space, const Product& product, const char* label) {
-  using One = FewSampleForward<ExecSpace, Product, 1>;
+bool run_few_sample_product(const ExecSpace& space, const Product& product, const char* label) {
+  using One = FewSampleProduct<ExecSpace, Product, 1>;
   const std::int64_t samples = product.rows(), cols = product.cols();
+  const bool whole_teams = cols % One::team_cols == 0;
   if (samples < 1 || samples > 4 || cols == 0 || product.depth() == 0 || !product.a.vector ||
-      !product.b.covers(0, 1, One::step_depth) || !product.b.pair_aligned()) {
+      !product.b.pair_aligned() ||
+      (One::Weights::along_depth
+           ? !product.b.covers(0, 1, One::step_depth)
+           : !whole_teams ||
+                 !product.b.covers(cols - One::team_cols, One::team_cols, One::step_depth))) {
     return false;
   }
   const std::int64_t teams = (cols + One::team_cols - 1) / One::team_cols;
@@ -230,9 +273,9 @@ bool run_few_sample_forward(const ExecSpace& space, const Product& product, cons
   if (samples == 1) {
     launch(One{product});
   } else if (samples == 2) {
-    launch(FewSampleForward<ExecSpace, Product, 2>{product});
+    launch(FewSampleProduct<ExecSpace, Product, 2>{product});
   } else {
-    launch(FewSampleForward<ExecSpace, Product, 4>{product});
+    launch(FewSampleProduct<ExecSpace, Product, 4>{product});
   }
   return true;
 }
