@@ -154,6 +154,8 @@ TEST(Linear, ForwardAndBackwardInputMatchHostLoopsBitExact) {
         // The same for backward_input (GPUs: whole 32-column teams over 64-deep steps of out).
         LinearShape{3, 320, 128, 5}, LinearShape{2, 256, 192, 9}, LinearShape{1, 448, 64, 4},
         LinearShape{4, 128, 320, 11},
+        // Five to sixteen samples there: 8 chains per lane, or two warps of 8 over one-step chunks.
+        LinearShape{7, 320, 448, 3}, LinearShape{12, 384, 192, 7}, LinearShape{9, 100, 256, 2},
         // Whole small GPU tiles (64 x 128) in both products.
         LinearShape{256, 256, 256, 8}}) {
     check_linear(sh, false);

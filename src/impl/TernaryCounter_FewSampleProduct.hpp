@@ -27,22 +27,26 @@
 
 namespace TernaryCounter::Impl {
 
-/// The chains of `Samples` samples (1, 2 or 4; samples from M on read sample M - 1 and are not
-/// stored) of 32 output columns per team.
-template <class ExecSpace, class Product, int Samples>
+/// The chains of `Samples` samples (samples from M on read sample M - 1 and are not stored) of 32
+/// output columns per team: ChainWarps warps run Samples / ChainWarps chains per lane, and
+/// DecodingWarps warps stage chunks of DecodingWarps 64-deep steps.
+template <class ExecSpace, class Product, int Samples, int ChainWarps = 1, int DecodingWarps = 2>
 struct FewSampleProduct {
   using Weights = decltype(Product::b);
   using Run = typename Weights::CodeRun;
   using member_type = typename Kokkos::TeamPolicy<ExecSpace>::member_type;
 
-  static constexpr int team_cols = 32;  ///< one chain per lane of warp 0
+  static constexpr int team_cols = 32;  ///< a column per lane of each chain warp
+  static constexpr int chain_samples = Samples / ChainWarps;  ///< a lane's chains
+  static_assert(chain_samples * ChainWarps == Samples);
   /// A decoding thread's share of a 64-deep step: four 16-code runs, 48 bytes (along the depth:
   /// 64 codes of one row, fetch_run_quad; across: 32 codes of two rows, fetch_run_pair each).
   static constexpr int step_depth = 64;
   static constexpr int step_runs = 4;
   static_assert(step_runs * Weights::run_codes == step_depth && 2 * Weights::run_codes == 32);
-  static constexpr int decoding_warps = 2;  ///< warp 1 + h stages step h of every chunk
-  static constexpr int team_size = team_cols * (1 + decoding_warps);
+  static constexpr int decoding_warps = DecodingWarps;  ///< the h-th stages step h of a chunk
+  static constexpr int chain_threads = team_cols * ChainWarps;
+  static constexpr int team_size = chain_threads + team_cols * decoding_warps;
   static constexpr int chunk_depth = step_depth * decoding_warps;
   /// Floats per staged row: the padding puts the 32 rows' 16-byte accesses in distinct banks.
   static constexpr int row_stride = chunk_depth + 4;
@@ -54,13 +58,14 @@ struct FewSampleProduct {
   /// Chunks whose operands are loaded ahead of their staging (the loop is unrolled by this).
   static constexpr int prefetch_chunks = 2;
   /// Depth indices a chain reads ahead of its fmas (from scratch).
-  static constexpr int group_depth = 8;
+  static constexpr int group_depth = chain_samples <= 4 ? 8 : 4;
 
   Product product;
 
   KOKKOS_INLINE_FUNCTION static constexpr std::size_t scratch_bytes() {
     return 2 * chunk_floats * sizeof(float);
   }
+  static_assert(scratch_bytes() <= 45 * 1024, "a CUDA team's scratch is at most 48 KiB");
 
   /// What a decoding thread loads for one chunk: its row's step and its share of the samples.
   struct Loaded {
@@ -73,15 +78,16 @@ struct FewSampleProduct {
   /// What a chain reads for group_depth indices.
   struct Operands {
     Float4 t[group_depth / 4];
-    Float4 x[Samples][group_depth / 4];
+    Float4 x[chain_samples][group_depth / 4];
   };
 
-  // Warp 0 runs the chains and warps 1-2 stage the chunks; both pass one team barrier before the
-  // first chunk and one after each (the two roles are whole warps, so each barrier is reached by
-  // every thread, from two places in the code). Apart, neither holds the other's registers.
+  // The first ChainWarps warps run the chains, the others stage the chunks; both pass one team
+  // barrier before the first chunk and one after each (the two roles are whole warps, so each
+  // barrier is reached by every thread, from two places in the code). Apart, neither holds the
+  // other's registers.
   KOKKOS_INLINE_FUNCTION void operator()(const member_type& team) const {
     auto* scratch = static_cast<float*>(team.team_shmem().get_shmem_aligned(scratch_bytes(), 16));
-    if (team.team_rank() < team_cols) {
+    if (team.team_rank() < chain_threads) {
       run_chains(team, scratch);
     } else {
       stage_chunks(team, scratch);
@@ -138,9 +144,10 @@ struct FewSampleProduct {
     const std::int64_t j0 = std::int64_t(team.league_rank()) * team_cols;
     // Thread d stages step d / 32 of every chunk as lane d % 32, and the samples' Float4 d,
     // d + 64, ... of it (samples from M on repeat sample M - 1).
-    const int d = team.team_rank() - team_cols, lane = d % team_cols, step = d / team_cols;
+    const int d = team.team_rank() - chain_threads, lane = d % team_cols, step = d / team_cols;
     const float* x_at[sample_loads_per_thread];
     int x_depth[sample_loads_per_thread], staged_x[sample_loads_per_thread];
+    TERNARYCOUNTER_UNROLL
     for (int l = 0; l < sample_loads_per_thread; ++l) {
       const int q = Kokkos::min(d + l * decoders, sample_loads - 1);
       const int s = q / (chunk_depth / 4);
@@ -154,6 +161,7 @@ struct FewSampleProduct {
       const std::int64_t k0 = chunk * chunk_depth;
       if (chunk >= chunks) return;
       if (k0 + step * step_depth < depth) fetch_step(k0 + step * step_depth, j0, lane, l.runs);
+      TERNARYCOUNTER_UNROLL
       for (int i = 0; i < sample_loads_per_thread; ++i) {
         if (k0 + x_depth[i] < depth) l.x[i] = *reinterpret_cast<const Float4*>(x_at[i] + k0);
       }
@@ -164,6 +172,7 @@ struct FewSampleProduct {
       float* buffer = scratch + (chunk % 2) * chunk_floats;
       if (k0 + step * step_depth < depth) stage_step(l.runs, lane, step * step_depth, buffer);
       // Threads past the samples' last load store it again: the same value, the same place.
+      TERNARYCOUNTER_UNROLL
       for (int i = 0; i < sample_loads_per_thread; ++i) {
         if (k0 + x_depth[i] < depth) *reinterpret_cast<Float4*>(buffer + staged_x[i]) = l.x[i];
       }
@@ -192,22 +201,23 @@ struct FewSampleProduct {
   KOKKOS_INLINE_FUNCTION void run_chains(const member_type& team, const float* scratch) const {
     const std::int64_t depth = product.depth();
     const std::int64_t chunks = (depth + chunk_depth - 1) / chunk_depth;
-    const int lane = team.team_rank();
-    float acc[Samples] = {};
+    const int lane = team.team_rank() % team_cols;
+    const int first = chain_samples * (team.team_rank() / team_cols);  ///< the warp's first sample
+    float acc[chain_samples] = {};
     team.team_barrier();
     for (std::int64_t c = 0; c < chunks; ++c) {
       const float* buffer = scratch + (c % 2) * chunk_floats;
       if ((c + 1) * chunk_depth <= depth) {
-        chain_chunk<chunk_depth>(buffer, lane, acc);
+        chain_chunk<chunk_depth>(buffer, lane, first, acc);
       } else {
-        chain_chunk<step_depth>(buffer, lane, acc);
+        chain_chunk<step_depth>(buffer, lane, first, acc);
       }
       team.team_barrier();
     }
     const std::int64_t o = std::int64_t(team.league_rank()) * team_cols + lane;
     if (o < product.cols()) {
-      for (int s = 0; s < Samples; ++s) {
-        if (s < product.rows()) product.store(s, o, acc[s]);
+      for (int s = 0; s < chain_samples; ++s) {
+        if (first + s < product.rows()) product.store(first + s, o, acc[s]);
       }
     }
   }
@@ -215,46 +225,55 @@ struct FewSampleProduct {
   /// The first Depth fmas of a staged chunk, in order; each group's operands are read while the
   /// group before runs its fmas.
   template <int Depth>
-  KOKKOS_INLINE_FUNCTION static void chain_chunk(const float* buffer, int lane,
-                                                 float (&acc)[Samples]) {
+  KOKKOS_INLINE_FUNCTION static void chain_chunk(const float* buffer, int lane, int first,
+                                                 float (&acc)[chain_samples]) {
+    const float* samples = buffer + team_cols * row_stride + first * chunk_depth;
     const auto read = [&](int g, Operands& op) {
       TERNARYCOUNTER_UNROLL
       for (int v = 0; v < group_depth / 4; ++v) {
         const int k = g * group_depth + 4 * v;
         op.t[v] = *reinterpret_cast<const Float4*>(buffer + lane * row_stride + k);
-        for (int s = 0; s < Samples; ++s) {
-          op.x[s][v] = *reinterpret_cast<const Float4*>(buffer + team_cols * row_stride +
-                                                        s * chunk_depth + k);
+        for (int s = 0; s < chain_samples; ++s) {
+          op.x[s][v] = *reinterpret_cast<const Float4*>(samples + s * chunk_depth + k);
         }
       }
     };
-    Operands op[2];
-    read(0, op[0]);
-    TERNARYCOUNTER_UNROLL
-    for (int g = 0; g < Depth / group_depth; ++g) {
-      if (g + 1 < Depth / group_depth) read(g + 1, op[(g + 1) % 2]);
-      const Operands& cur = op[g % 2];
+    const auto fmas = [&](const Operands& op) {
       for (int v = 0; v < group_depth / 4; ++v) {
         for (int e = 0; e < 4; ++e) {
-          for (int s = 0; s < Samples; ++s) {
-            acc[s] = Kokkos::fma(cur.x[s][v].v[e], cur.t[v].v[e], acc[s]);
+          for (int s = 0; s < chain_samples; ++s) {
+            acc[s] = Kokkos::fma(op.x[s][v].v[e], op.t[v].v[e], acc[s]);
           }
         }
       }
+    };
+    // Two named buffers, not an array indexed by g: a loop nvcc does not unroll would put an
+    // array in local memory.
+    constexpr int groups = Depth / group_depth;
+    static_assert(groups % 2 == 0);
+    Operands even, odd;
+    read(0, even);
+    TERNARYCOUNTER_UNROLL
+    for (int g = 0; g < groups; g += 2) {
+      read(g + 1, odd);
+      fmas(even);
+      if (g + 2 < groups) read(g + 2, even);
+      fmas(odd);
     }
   }
 };
 
-/// Runs the product by FewSampleProduct when it serves it: 1 to 4 samples in 16-byte aligned
-/// rows, a depth of whole 64-deep steps and 16-byte aligned code rows, and for backward_input
-/// whole teams of columns (the usual layer shapes). Returns whether it ran.
+/// Runs the product by FewSampleProduct when it serves it: at most `max_few_samples` samples in
+/// 16-byte aligned rows, a depth of whole 64-deep steps and 16-byte aligned code rows, and for
+/// backward_input whole teams of columns (the usual layer shapes). Returns whether it ran.
+inline constexpr int max_few_samples = 16;
 template <class ExecSpace, class Product>
 bool run_few_sample_product(const ExecSpace& space, const Product& product, const char* label) {
   using One = FewSampleProduct<ExecSpace, Product, 1>;
   const std::int64_t samples = product.rows(), cols = product.cols();
   const bool whole_teams = cols % One::team_cols == 0;
-  if (samples < 1 || samples > 4 || cols == 0 || product.depth() == 0 || !product.a.vector ||
-      !product.b.pair_aligned() ||
+  if (samples < 1 || samples > max_few_samples || cols == 0 || product.depth() == 0 ||
+      !product.a.vector || !product.b.pair_aligned() ||
       (One::Weights::along_depth
            ? !product.b.covers(0, 1, One::step_depth)
            : !whole_teams ||
@@ -274,8 +293,12 @@ bool run_few_sample_product(const ExecSpace& space, const Product& product, cons
     launch(One{product});
   } else if (samples == 2) {
     launch(FewSampleProduct<ExecSpace, Product, 2>{product});
-  } else {
+  } else if (samples <= 4) {
     launch(FewSampleProduct<ExecSpace, Product, 4>{product});
+  } else if (samples <= 8) {
+    launch(FewSampleProduct<ExecSpace, Product, 8>{product});
+  } else {  // two chain warps; a chunk of one step keeps the 16 samples' scratch under 48 KiB
+    launch(FewSampleProduct<ExecSpace, Product, 16, 2, 1>{product});
   }
   return true;
 }
