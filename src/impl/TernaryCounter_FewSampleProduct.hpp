@@ -29,16 +29,26 @@ namespace TernaryCounter::Impl {
 
 /// The chains of `Samples` samples (samples from M on read sample M - 1 and are not stored) of 32
 /// output columns per team: ChainWarps warps run Samples / ChainWarps chains per lane, and
-/// DecodingWarps warps stage chunks of DecodingWarps 64-deep steps.
-template <class ExecSpace, class Product, int Samples, int ChainWarps = 1, int DecodingWarps = 2>
+/// DecodingWarps warps stage chunks of DecodingWarps 64-deep steps. A chain lane runs
+/// LaneColumns columns of its warp's samples, Samples / ChainWarps / LaneColumns of them (an outer
+/// product per depth index: its staged reads serve that many fmas).
+template <class ExecSpace, class Product, int Samples, int ChainWarps = 1, int DecodingWarps = 2,
+          int LaneColumns = 1>
 struct FewSampleProduct {
   using Weights = decltype(Product::b);
   using Run = typename Weights::CodeRun;
   using member_type = typename Kokkos::TeamPolicy<ExecSpace>::member_type;
 
-  static constexpr int team_cols = 32;  ///< a column per lane of each chain warp
+  static constexpr int team_cols = 32;                        ///< the columns of each chain warp
   static constexpr int chain_samples = Samples / ChainWarps;  ///< a lane's chains
   static_assert(chain_samples * ChainWarps == Samples);
+  /// Lane l runs columns l % column_groups + column_groups * c and samples l / column_groups +
+  /// LaneColumns * i of its warp's: a read of the warp touches column_groups rows and LaneColumns
+  /// samples (distinct banks by the paddings).
+  static constexpr int column_groups = team_cols / LaneColumns;
+  static constexpr int lane_samples = chain_samples / LaneColumns;
+  static_assert(column_groups * LaneColumns == team_cols &&
+                lane_samples * LaneColumns == chain_samples);
   /// A decoding thread's share of a 64-deep step: four 16-code runs, 48 bytes (along the depth:
   /// 64 codes of one row, fetch_run_quad; across: 32 codes of two rows, fetch_run_pair each).
   static constexpr int step_depth = 64;
@@ -48,10 +58,11 @@ struct FewSampleProduct {
   static constexpr int chain_threads = team_cols * ChainWarps;
   static constexpr int team_size = chain_threads + team_cols * decoding_warps;
   static constexpr int chunk_depth = step_depth * decoding_warps;
-  /// Floats per staged row: the padding puts the 32 rows' 16-byte accesses in distinct banks.
+  /// Floats per staged row of weights or of a sample's values: the padding puts the 16-byte
+  /// accesses to 32 rows (or 4 samples) in distinct banks.
   static constexpr int row_stride = chunk_depth + 4;
   /// A staged chunk: the 32 rows' weights, then the samples' values over the chunk's depth.
-  static constexpr int chunk_floats = team_cols * row_stride + Samples * chunk_depth;
+  static constexpr int chunk_floats = (team_cols + Samples) * row_stride;
   static constexpr int sample_loads = Samples * chunk_depth / 4;  ///< Float4 per chunk
   static constexpr int decoders = team_cols * decoding_warps;
   static constexpr int sample_loads_per_thread = (sample_loads + decoders - 1) / decoders;
@@ -77,8 +88,8 @@ struct FewSampleProduct {
   };
   /// What a chain reads for group_depth indices.
   struct Operands {
-    Float4 t[group_depth / 4];
-    Float4 x[chain_samples][group_depth / 4];
+    Float4 t[LaneColumns][group_depth / 4];
+    Float4 x[lane_samples][group_depth / 4];
   };
 
   // The first ChainWarps warps run the chains, the others stage the chunks; both pass one team
@@ -153,7 +164,7 @@ struct FewSampleProduct {
       const int s = q / (chunk_depth / 4);
       x_depth[l] = 4 * (q % (chunk_depth / 4));
       x_at[l] = &product.a.view(Kokkos::min(std::int64_t(s), samples - 1), 0) + x_depth[l];
-      staged_x[l] = team_cols * row_stride + s * chunk_depth + x_depth[l];
+      staged_x[l] = (team_cols + s) * row_stride + x_depth[l];
     }
 
     Loaded ring[prefetch_chunks] = {};
@@ -202,22 +213,26 @@ struct FewSampleProduct {
     const std::int64_t depth = product.depth();
     const std::int64_t chunks = (depth + chunk_depth - 1) / chunk_depth;
     const int lane = team.team_rank() % team_cols;
-    const int first = chain_samples * (team.team_rank() / team_cols);  ///< the warp's first sample
-    float acc[chain_samples] = {};
+    const int column = lane % column_groups;
+    const int first = chain_samples * (team.team_rank() / team_cols) + lane / column_groups;
+    float acc[chain_samples] = {};  ///< column c, sample i at c * lane_samples + i
     team.team_barrier();
     for (std::int64_t c = 0; c < chunks; ++c) {
       const float* buffer = scratch + (c % 2) * chunk_floats;
       if ((c + 1) * chunk_depth <= depth) {
-        chain_chunk<chunk_depth>(buffer, lane, first, acc);
+        chain_chunk<chunk_depth>(buffer, column, first, acc);
       } else {
-        chain_chunk<step_depth>(buffer, lane, first, acc);
+        chain_chunk<step_depth>(buffer, column, first, acc);
       }
       team.team_barrier();
     }
-    const std::int64_t o = std::int64_t(team.league_rank()) * team_cols + lane;
-    if (o < product.cols()) {
-      for (int s = 0; s < chain_samples; ++s) {
-        if (first + s < product.rows()) product.store(first + s, o, acc[s]);
+    for (int c = 0; c < LaneColumns; ++c) {
+      const std::int64_t o =
+          std::int64_t(team.league_rank()) * team_cols + column + column_groups * c;
+      for (int i = 0; i < lane_samples; ++i) {
+        const int s = first + LaneColumns * i;
+        if (o < product.cols() && s < product.rows())
+          product.store(s, o, acc[c * lane_samples + i]);
       }
     }
   }
@@ -225,24 +240,30 @@ struct FewSampleProduct {
   /// The first Depth fmas of a staged chunk, in order; each group's operands are read while the
   /// group before runs its fmas.
   template <int Depth>
-  KOKKOS_INLINE_FUNCTION static void chain_chunk(const float* buffer, int lane, int first,
+  KOKKOS_INLINE_FUNCTION static void chain_chunk(const float* buffer, int column, int first,
                                                  float (&acc)[chain_samples]) {
-    const float* samples = buffer + team_cols * row_stride + first * chunk_depth;
+    const float* rows = buffer + column * row_stride;
+    const float* samples = buffer + (team_cols + first) * row_stride;
     const auto read = [&](int g, Operands& op) {
       TERNARYCOUNTER_UNROLL
       for (int v = 0; v < group_depth / 4; ++v) {
         const int k = g * group_depth + 4 * v;
-        op.t[v] = *reinterpret_cast<const Float4*>(buffer + lane * row_stride + k);
-        for (int s = 0; s < chain_samples; ++s) {
-          op.x[s][v] = *reinterpret_cast<const Float4*>(samples + s * chunk_depth + k);
+        for (int c = 0; c < LaneColumns; ++c) {
+          op.t[c][v] = *reinterpret_cast<const Float4*>(rows + column_groups * c * row_stride + k);
+        }
+        for (int i = 0; i < lane_samples; ++i) {
+          op.x[i][v] = *reinterpret_cast<const Float4*>(samples + LaneColumns * i * row_stride + k);
         }
       }
     };
     const auto fmas = [&](const Operands& op) {
       for (int v = 0; v < group_depth / 4; ++v) {
         for (int e = 0; e < 4; ++e) {
-          for (int s = 0; s < chain_samples; ++s) {
-            acc[s] = Kokkos::fma(op.x[s][v].v[e], op.t[v].v[e], acc[s]);
+          for (int c = 0; c < LaneColumns; ++c) {
+            for (int i = 0; i < lane_samples; ++i) {
+              float& a = acc[c * lane_samples + i];
+              a = Kokkos::fma(op.x[i][v].v[e], op.t[c][v].v[e], a);
+            }
           }
         }
       }
@@ -296,9 +317,9 @@ bool run_few_sample_product(const ExecSpace& space, const Product& product, cons
   } else if (samples <= 4) {
     launch(FewSampleProduct<ExecSpace, Product, 4>{product});
   } else if (samples <= 8) {
-    launch(FewSampleProduct<ExecSpace, Product, 8>{product});
-  } else {  // two chain warps; a chunk of one step keeps the 16 samples' scratch under 48 KiB
-    launch(FewSampleProduct<ExecSpace, Product, 16, 2, 1>{product});
+    launch(FewSampleProduct<ExecSpace, Product, 8, 1, 2, 4>{product});
+  } else {  // a chunk of one step keeps the 16 samples' scratch under 48 KiB
+    launch(FewSampleProduct<ExecSpace, Product, 16, 1, 1, 4>{product});
   }
   return true;
 }
