@@ -48,9 +48,9 @@ struct BackwardInputProduct {
   }
 };
 
-/// forward or backward_input: on GPUs, products of up to four samples by teams of three warps per
-/// 32 output columns and other products of a few samples by the small-batch kernel; else by the
-/// tile engine.
+/// forward or backward_input: on GPUs, products of up to 16 samples over aligned rows by teams
+/// per 32 output columns and other products of a few samples by the small-batch kernel; else by
+/// the tile engine.
 template <class ExecSpace, class Product>
 void run_product(const ExecSpace& space, const Product& product, const char* label) {
   if constexpr (Tiling<ExecSpace>::small_batch) {
