@@ -156,7 +156,7 @@ struct FewSampleProduct {
     const std::int64_t chunks = (depth + chunk_depth - 1) / chunk_depth;
     const std::int64_t j0 = std::int64_t(team.league_rank()) * team_cols;
     // Thread d stages step d / 32 of every chunk as lane d % 32, and the samples' Float4 d,
-    // d + 64, ... of it (samples from M on repeat sample M - 1).
+    // d + decoders, ... of it (samples from M on repeat sample M - 1).
     const int d = team.team_rank() - chain_threads, lane = d % team_cols, step = d / team_cols;
     const float* x_at[sample_loads_per_thread];
     int x_depth[sample_loads_per_thread], staged_x[sample_loads_per_thread];
@@ -216,6 +216,7 @@ struct FewSampleProduct {
     const std::int64_t chunks = (depth + chunk_depth - 1) / chunk_depth;
     const int lane = team.team_rank() % team_cols;
     const int column = lane % column_groups;
+    /// The lane's first sample: its warp's first, plus its sample group.
     const int first = chain_samples * (team.team_rank() / team_cols) + lane / column_groups;
     float acc[chain_samples] = {};  ///< column c, sample i at c * lane_samples + i
     team.team_barrier();
@@ -312,6 +313,7 @@ bool run_few_sample_product(const ExecSpace& space, const Product& product, cons
                              .set_scratch_size(0, Kokkos::PerTeam(Kernel::scratch_bytes())),
                          kernel);
   };
+  constexpr std::int64_t threads_per_multiprocessor = 2048;  // NVIDIA's resident threads
   if (samples == 1) {
     launch(One{product});
   } else if (samples == 2) {
@@ -320,7 +322,7 @@ bool run_few_sample_product(const ExecSpace& space, const Product& product, cons
     launch(FewSampleProduct<ExecSpace, Product, 4>{product});
   } else if (samples <= 8) {
     launch(FewSampleProduct<ExecSpace, Product, 8, 1, 2, 4>{product});
-  } else if (teams * 2048 >= 3 * std::int64_t(space.concurrency())) {
+  } else if (teams * threads_per_multiprocessor >= 3 * std::int64_t(space.concurrency())) {
     // 9-16 samples, chunks of one step (the scratch stays under 48 KiB). With about 3 teams per
     // multiprocessor (2048 threads each) one chain warp per team, which reads each staged weight
     // once, is faster (H200, 16384 columns: 0.43 against 0.49 ms); narrower layers run two chain
