@@ -80,6 +80,8 @@ for step in "$@"; do
       $perf --shape ${NCU_SHAPE:-4096x4096x256} --repeat 5 >"$out/ncu_source_run.log" 2>&1
     ncu -i "$out/ncu_source.ncu-rep" --page source --csv --print-source sass >"$out/ncu_source_${kernel##*.}.csv"
     ncu -i "$out/ncu_source.ncu-rep" --page details >"$out/ncu_details_${kernel##*.}.txt"
+    python3 perf_tests/scripts/ncu_source_summary.py "$out/ncu_source_${kernel##*.}.csv" \
+      >"$out/ncu_summary_${kernel##*.}.txt"
     rm -f "$out/ncu_source.ncu-rep"
     grep -E "Duration|Executed Instructions  |Issue Slots Busy|Registers Per" "$out/ncu_details_${kernel##*.}.txt"
     ;;

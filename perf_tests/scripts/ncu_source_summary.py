@@ -1,0 +1,57 @@
+#!/usr/bin/env python3
+"""Summarizes ncu's per-instruction CSV (`ncu -i R --page source --csv --print-source sass`):
+where a kernel's warp instructions and stall samples go, by opcode, by stall reason, and for a
+kernel with an fma loop, inside and outside it (the loop = the first to the last executed FFMA).
+
+    perf_tests/scripts/ncu_source_summary.py ncu_source_KERNEL.csv
+"""
+import collections
+import csv
+import re
+import sys
+
+ISSUE = "Warp Stall Sampling (All Samples)"
+
+
+def opcode(source):
+    match = re.match(r"\s*(@!?U?P\w+\s+)?([A-Z0-9_]+(\.[A-Z0-9_]+)*)", source)
+    return match.group(2) if match else source.strip()
+
+
+def main(path):
+    rows = list(csv.reader(open(path)))
+    header, lines = rows[1], rows[2:]
+    lines.sort(key=lambda r: int(r[0], 16))
+    col = {name: i for i, name in enumerate(header)}
+    stalls = [i for i, h in enumerate(header) if h.startswith("stall_") and "Not Issued" not in h]
+    executed = lambda r: int(r[col["Instructions Executed"]] or 0)
+    sampled = lambda r: int(r[col[ISSUE]] or 0)
+
+    def report(name, part):
+        ops, reasons = collections.Counter(), collections.Counter()
+        for r in part:
+            ops[opcode(r[col["Source"]])] += executed(r)
+            for i in stalls:
+                reasons[header[i][len("stall_"):]] += int(r[i] or 0)
+        instructions, samples = sum(ops.values()), sum(reasons.values())
+        print(f"== {name}: {instructions} warp instructions, {samples} stall samples")
+        for op, n in ops.most_common(16):
+            print(f"  {op:26s} {n:12d} {100 * n / max(instructions, 1):5.1f}%")
+        print("  stall reasons: " + ", ".join(
+            f"{k} {100 * v / max(samples, 1):.1f}%" for k, v in reasons.most_common(8)))
+
+    report("kernel", lines)
+    fmas = [k for k, r in enumerate(lines) if opcode(r[col["Source"]]) == "FFMA" and executed(r)]
+    if fmas:
+        report("before the fma loop", lines[: fmas[0]])
+        report("fma loop", lines[fmas[0] : fmas[-1] + 1])
+        report("after the fma loop", lines[fmas[-1] + 1 :])
+    print("== most sampled instructions")
+    for r in sorted(lines, key=lambda r: -sampled(r))[:20]:
+        top = sorted(((header[i][6:], int(r[i] or 0)) for i in stalls), key=lambda kv: -kv[1])[:3]
+        print(f"  {r[0][-5:]} {r[col['Source']].strip()[:48]:48s} {sampled(r):6d} {executed(r):10d} "
+              + ", ".join(f"{k} {v}" for k, v in top if v))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])
