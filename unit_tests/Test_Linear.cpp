@@ -155,9 +155,10 @@ TEST(Linear, ForwardAndBackwardInputMatchHostLoopsBitExact) {
         LinearShape{3, 320, 128, 5}, LinearShape{2, 256, 192, 9}, LinearShape{1, 448, 64, 4},
         LinearShape{4, 128, 320, 11},
         // Five to sixteen samples there: 8 chains per lane, or two warps of 8 over one-step chunks,
-        // or one warp of 16 once a layer has 3 teams of 32 columns per multiprocessor.
+        // or one warp of 16 once a layer has 3 teams of 32 columns per multiprocessor (on an
+        // H200: forward of 24576 columns, backward_input of 13312, over four chunks each).
         LinearShape{7, 320, 448, 3}, LinearShape{12, 384, 192, 7}, LinearShape{9, 100, 256, 2},
-        LinearShape{11, 24576, 64, 6},
+        LinearShape{11, 24576, 256, 6}, LinearShape{14, 256, 13312, 9},
         // Whole small GPU tiles (64 x 128) in both products.
         LinearShape{256, 256, 256, 8}}) {
     check_linear(sh, false);

@@ -31,11 +31,11 @@ namespace TernaryCounter::Impl {
 
 /// The chains of `Samples` samples (samples from M on read sample M - 1 and are not stored) of 32
 /// output columns per team: ChainWarps warps run Samples / ChainWarps chains per lane, and
-/// DecodingWarps warps stage chunks of DecodingWarps 64-deep steps. A chain lane runs
-/// LaneColumns columns of its warp's samples, Samples / ChainWarps / LaneColumns of them (an outer
-/// product per depth index: its staged reads serve that many fmas).
+/// DecodingWarps warps stage chunks of ChunkSteps 64-deep steps (one or two warps a step). A
+/// chain lane runs LaneColumns columns of its warp's samples, Samples / ChainWarps / LaneColumns
+/// of them (an outer product per depth index: its staged reads serve that many fmas).
 template <class ExecSpace, class Product, int Samples, int ChainWarps = 1, int DecodingWarps = 2,
-          int LaneColumns = 1>
+          int LaneColumns = 1, int ChunkSteps = DecodingWarps>
 struct FewSampleProduct {
   using Weights = decltype(Product::b);
   using Run = typename Weights::CodeRun;
@@ -51,15 +51,25 @@ struct FewSampleProduct {
   static constexpr int lane_samples = chain_samples / LaneColumns;
   static_assert(column_groups * LaneColumns == team_cols &&
                 lane_samples * LaneColumns == chain_samples);
-  /// A decoding thread's share of a 64-deep step: four 16-code runs, 48 bytes (along the depth:
-  /// 64 codes of one row, fetch_run_quad; across: 32 codes of two rows, fetch_run_pair each).
+  /// A decoding lane's share of a 64-deep step, when one warp stages it: four 16-code runs, 48
+  /// bytes (along the depth: 64 codes of one row, fetch_run_quad; across: 32 codes of two rows,
+  /// fetch_run_pair each). When two warps share a step, each loads half of that: along the depth
+  /// 32 codes of its row (fetch_run_pair), across one run of 16 codes of each of two rows.
   static constexpr int step_depth = 64;
   static constexpr int step_runs = 4;
   static_assert(step_runs * Weights::run_codes == step_depth && 2 * Weights::run_codes == 32);
-  static constexpr int decoding_warps = DecodingWarps;  ///< the h-th stages step h of a chunk
+  static constexpr int decoding_warps = DecodingWarps;
+  /// Warps per step: the warp h of a chunk stages part h % warps_per_step of its step
+  /// h / warps_per_step. Two warps per step keep 16 samples' chunk in 48 KB of scratch while the
+  /// team has three warps: a team of two (one chain, one decoding warp) puts, as the SM assigns
+  /// a warp's scheduler by its slot modulo 4, every chain warp on two of the four schedulers.
+  static constexpr int warps_per_step = DecodingWarps / ChunkSteps;
+  static_assert(warps_per_step * ChunkSteps == DecodingWarps &&
+                (warps_per_step == 1 || warps_per_step == 2));
+  static constexpr int lane_runs = step_runs / warps_per_step;  ///< runs a decoding lane loads
   static constexpr int chain_threads = team_cols * ChainWarps;
   static constexpr int team_size = chain_threads + team_cols * decoding_warps;
-  static constexpr int chunk_depth = step_depth * decoding_warps;
+  static constexpr int chunk_depth = step_depth * ChunkSteps;
   /// Floats per staged row of weights or of a sample's values: the padding puts the 16-byte
   /// accesses to 32 rows (or 4 samples) in distinct banks.
   static constexpr int row_stride = chunk_depth + 4;
@@ -82,7 +92,7 @@ struct FewSampleProduct {
 
   /// What a decoding thread loads for one chunk: its row's step and its share of the samples.
   struct Loaded {
-    Run runs[step_runs];
+    Run runs[lane_runs];
     Float4 x[sample_loads_per_thread];
   };
   struct alignas(8) Float2 {
@@ -107,42 +117,62 @@ struct FewSampleProduct {
     }
   }
 
-  /// Loads decoding lane `lane`'s share of the step at depth k of the columns from j0 (see the
-  /// file's comment; forward clamps the row into the layer, a partial last team reads its last).
-  KOKKOS_INLINE_FUNCTION void fetch_step(std::int64_t k, std::int64_t j0, int lane,
-                                         Run (&runs)[step_runs]) const {
+  /// Across the depth a lane's two depth rows, from depth `lane_depth(lane, part)` of the step,
+  /// and its column runs: both (one warp per step) or run lane / 16.
+  static constexpr int lane_column_runs = 2 / warps_per_step;
+  KOKKOS_INLINE_FUNCTION static int lane_depth(int lane, int part) {
+    return warps_per_step == 1 ? 2 * lane : 32 * part + 2 * (lane % 16);
+  }
+
+  /// Loads decoding lane `lane`'s share (part `part`) of the step at depth k of the columns from
+  /// j0 (see the file's comment; forward clamps the row into the layer, a partial last team reads
+  /// its last).
+  KOKKOS_INLINE_FUNCTION void fetch_step(std::int64_t k, std::int64_t j0, int lane, int part,
+                                         Run (&runs)[lane_runs]) const {
+    const Weights& w = product.b;
     if constexpr (Weights::along_depth) {
-      product.b.fetch_run_quad(k, Kokkos::min(j0 + lane, product.cols() - 1), runs);
-    } else {
-      Run pair[2];
+      const std::int64_t row = Kokkos::min(j0 + lane, product.cols() - 1);
+      if constexpr (warps_per_step == 1) {
+        w.fetch_run_quad(k, row, runs);
+      } else {
+        w.fetch_run_pair(k + 32 * part, row, runs);
+      }
+    } else {  // runs[lane_column_runs * r + h]: depth row r, column run h
       for (int r = 0; r < 2; ++r) {
-        product.b.fetch_run_pair(k + 2 * lane + r, j0, pair);
-        runs[2 * r] = pair[0], runs[2 * r + 1] = pair[1];
+        const std::int64_t depth_row = k + lane_depth(lane, part) + r;
+        if constexpr (warps_per_step == 1) {
+          Run pair[2];
+          w.fetch_run_pair(depth_row, j0, pair);
+          runs[2 * r] = pair[0], runs[2 * r + 1] = pair[1];
+        } else {
+          runs[r] = w.fetch_run(depth_row, j0 + Weights::run_codes * (lane / 16));
+        }
       }
     }
   }
   /// Stages what fetch_step loaded into the columns' rows of `buffer` from depth `staged_k`.
-  KOKKOS_INLINE_FUNCTION void stage_step(const Run (&runs)[step_runs], int lane, int staged_k,
-                                         float* buffer) const {
+  KOKKOS_INLINE_FUNCTION void stage_step(const Run (&runs)[lane_runs], int lane, int part,
+                                         int staged_k, float* buffer) const {
     const Weights& w = product.b;
     constexpr int n = Weights::run_codes;
     if constexpr (Weights::along_depth) {
       TERNARYCOUNTER_UNROLL
-      for (int r = 0; r < step_runs; ++r) {
+      for (int r = 0; r < lane_runs; ++r) {
         float t[n];
         w.expand_run(runs[r], t);
-        float* row = buffer + lane * row_stride + staged_k + r * n;
+        float* row = buffer + lane * row_stride + staged_k + n * (lane_runs * part + r);
         for (int q = 0; q < n; q += 4) {
           *reinterpret_cast<Float4*>(row + q) = Float4{{t[q], t[q + 1], t[q + 2], t[q + 3]}};
         }
       }
-    } else {  // runs 0-1: columns 0..31 at depth 2 lane of the step, runs 2-3: at the next depth
+    } else {  // a column's two depths at a time
       TERNARYCOUNTER_UNROLL
-      for (int half = 0; half < 2; ++half) {
+      for (int h = 0; h < lane_column_runs; ++h) {
         float t0[n], t1[n];
-        w.expand_run(runs[half], t0);
-        w.expand_run(runs[2 + half], t1);
-        float* pair = buffer + half * n * row_stride + staged_k + 2 * lane;
+        w.expand_run(runs[h], t0);
+        w.expand_run(runs[lane_column_runs + h], t1);
+        const int first_column = n * (warps_per_step == 1 ? h : lane / 16);
+        float* pair = buffer + first_column * row_stride + staged_k + lane_depth(lane, part);
         for (int q = 0; q < n; ++q) {
           *reinterpret_cast<Float2*>(pair + q * row_stride) = Float2{{t0[q], t1[q]}};
         }
@@ -155,9 +185,10 @@ struct FewSampleProduct {
     const std::int64_t depth = product.depth(), samples = product.rows();
     const std::int64_t chunks = (depth + chunk_depth - 1) / chunk_depth;
     const std::int64_t j0 = std::int64_t(team.league_rank()) * team_cols;
-    // Thread d stages step d / 32 of every chunk as lane d % 32, and the samples' Float4 d,
-    // d + decoders, ... of it (samples from M on repeat sample M - 1).
-    const int d = team.team_rank() - chain_threads, lane = d % team_cols, step = d / team_cols;
+    // Thread d stages part `part` of step `step` of every chunk as lane d % 32, and the samples'
+    // Float4 d, d + decoders, ... of it (samples from M on repeat sample M - 1).
+    const int d = team.team_rank() - chain_threads, lane = d % team_cols;
+    const int step = d / team_cols / warps_per_step, part = d / team_cols % warps_per_step;
     const float* x_at[sample_loads_per_thread];
     int x_depth[sample_loads_per_thread], staged_x[sample_loads_per_thread];
     TERNARYCOUNTER_UNROLL
@@ -170,24 +201,31 @@ struct FewSampleProduct {
     }
 
     Loaded ring[prefetch_chunks] = {};
+    // Only the last chunk may be partial, and then it is its first step: a depth lies inside
+    // the layer if its chunk is whole or it lies in the first step (32-bit tests, which nvcc
+    // drops when chunks are one step).
+    const auto whole = [&](std::int64_t chunk) { return (chunk + 1) * chunk_depth <= depth; };
     const auto fetch = [&](std::int64_t chunk, Loaded& l) {
-      const std::int64_t k0 = chunk * chunk_depth;
       if (chunk >= chunks) return;
-      if (k0 + step * step_depth < depth) fetch_step(k0 + step * step_depth, j0, lane, l.runs);
+      const std::int64_t k0 = chunk * chunk_depth;
+      const bool all = whole(chunk);
+      if (all || step == 0) fetch_step(k0 + step * step_depth, j0, lane, part, l.runs);
       TERNARYCOUNTER_UNROLL
       for (int i = 0; i < sample_loads_per_thread; ++i) {
-        if (k0 + x_depth[i] < depth) l.x[i] = *reinterpret_cast<const Float4*>(x_at[i] + k0);
+        if (all || x_depth[i] < step_depth) l.x[i] = *reinterpret_cast<const Float4*>(x_at[i] + k0);
       }
     };
     const auto stage = [&](const Loaded& l, std::int64_t chunk) {
       if (chunk >= chunks) return;
-      const std::int64_t k0 = chunk * chunk_depth;
+      const bool all = whole(chunk);
       float* buffer = scratch + (chunk % 2) * chunk_floats;
-      if (k0 + step * step_depth < depth) stage_step(l.runs, lane, step * step_depth, buffer);
+      if (all || step == 0) stage_step(l.runs, lane, part, step * step_depth, buffer);
       // Threads past the samples' last load store it again: the same value, the same place.
       TERNARYCOUNTER_UNROLL
       for (int i = 0; i < sample_loads_per_thread; ++i) {
-        if (k0 + x_depth[i] < depth) *reinterpret_cast<Float4*>(buffer + staged_x[i]) = l.x[i];
+        if (all || x_depth[i] < step_depth) {
+          *reinterpret_cast<Float4*>(buffer + staged_x[i]) = l.x[i];
+        }
       }
     };
 
@@ -323,11 +361,11 @@ bool run_few_sample_product(const ExecSpace& space, const Product& product, cons
   } else if (samples <= 8) {
     launch(FewSampleProduct<ExecSpace, Product, 8, 1, 2, 4>{product});
   } else if (teams * threads_per_multiprocessor >= 3 * std::int64_t(space.concurrency())) {
-    // 9-16 samples, chunks of one step (the scratch stays under 48 KiB). With about 3 teams per
-    // multiprocessor (2048 threads each) one chain warp per team, which reads each staged weight
-    // once, is faster (H200, 16384 columns: 0.43 against 0.49 ms); narrower layers run two chain
-    // warps of 8 samples (4096 columns: 0.06 against 0.07 ms).
-    launch(FewSampleProduct<ExecSpace, Product, 16, 1, 1, 4>{product});
+    // 9-16 samples, chunks of one step (the scratch stays under 48 KiB) that two warps stage.
+    // With about 3 teams per multiprocessor (2048 threads each) one chain warp per team, which
+    // reads each staged weight once, is faster (H200, 16384 columns: 0.43 against 0.49 ms);
+    // narrower layers run two chain warps of 8 samples (4096 columns: 0.06 against 0.07 ms).
+    launch(FewSampleProduct<ExecSpace, Product, 16, 1, 2, 4, 1>{product});
   } else {
     launch(FewSampleProduct<ExecSpace, Product, 16, 2, 1, 4>{product});
   }
