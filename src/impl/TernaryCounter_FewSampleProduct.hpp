@@ -2,8 +2,8 @@
 // batches). Each output element is one fma chain over the whole depth (the documented order), so
 // a layer has only as many chains as columns times samples: 16384 columns are ~4 warps per
 // multiprocessor. When those threads also loaded and decoded their own codes, each did a weight
-// every 22-30 cycles. Here a team serves 32 columns: decoding warps each load one 64-deep step of
-// a chunk of the 32 columns' weights (0.75 byte per weight, 16-byte loads) and their share of the
+// every 22-30 cycles. Here a team serves 32 columns: decoding warps each load one 64-deep step (or
+// half of one) of a chunk of the 32 columns' weights (0.75 byte per weight) and their share of the
 // samples' values, and stage them in team scratch, decoded, as a row of floats along the depth
 // per column; the chain warps meanwhile run the columns' chains over the chunk staged before. Up
 // to four samples a chain lane runs one column (per four weights a 16-byte scratch read of its
@@ -16,6 +16,8 @@
 //   backward_input: the 32 columns are 24 bytes of each code row (a depth index); lane r loads
 //     rows 2r and 2r + 1 of its step and stores them transposed, a column's pair of depths at a
 //     time (an 8-byte store per column, conflict-free across the warp).
+//   Where two warps share a step (16 samples), each takes half: forward 32 codes of row r,
+//   backward_input 16 columns of two rows.
 // The bits equal the other kernels'.
 #pragma once
 
@@ -61,8 +63,8 @@ struct FewSampleProduct {
   static constexpr int decoding_warps = DecodingWarps;
   /// Warps per step: the warp h of a chunk stages part h % warps_per_step of its step
   /// h / warps_per_step. Two warps per step keep 16 samples' chunk in 48 KB of scratch while the
-  /// team has three warps: a team of two (one chain, one decoding warp) puts, as the SM assigns
-  /// a warp's scheduler by its slot modulo 4, every chain warp on two of the four schedulers.
+  /// team has three warps: with teams of two (one chain, one decoding warp) the chain warps ran on
+  /// two of a multiprocessor's four schedulers (which take warps by slot modulo 4; H200, ncu).
   static constexpr int warps_per_step = DecodingWarps / ChunkSteps;
   static_assert(warps_per_step * ChunkSteps == DecodingWarps &&
                 (warps_per_step == 1 || warps_per_step == 2));
