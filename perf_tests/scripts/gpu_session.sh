@@ -2,7 +2,7 @@
 # One batched GPU session (the device machine bills by the minute): CUDA build, unit tests,
 # conformance at several team sizes and row splits, sanitizers, then the perf driver.
 #   perf_tests/scripts/gpu_session.sh STEPS...
-#   STEPS from: build test conformance sanitize perf ncu ncu_source ab
+#   STEPS from: build test conformance sanitize perf ncu ncu_source ab variants
 # Expects .deps/kokkos_5.0.2.orig.tar.gz, .deps/kokkos-kernels-2fc2af19f.tar.gz and
 # .deps/conformance/<cases> (copies of ../shared; the GPU machine reaches no code host),
 # writes logs and JSON to $OUT (or ./out). BUILD_DIR (default build/cuda) names an already
@@ -16,6 +16,24 @@ perf=$build/perf_tests/ternary-counter-perf
 runner=$build/examples/conformance/ternary-counter-conformance
 cases=.deps/conformance
 summary() { echo "$*" | tee -a "$out/summary.txt"; }
+# Builds the perf driver of the tree as it is and keeps a copy named NAME (log appended to LOG).
+build_perf_as() {
+  cmake --build $build --target ternary-counter-perf >>"$2" 2>&1 || { tail -20 "$2"; return 1; }
+  cp $perf "/tmp/ternary-counter-perf-$1"
+}
+# PREFIX RUNS REPEAT ARGS NAMES...: RUNS rounds of the kept drivers NAMES, one after another
+# (the machine's drift hits each alike), logs PREFIX_NAME_ROUND.log, their tables in the summary.
+run_interleaved() {
+  local prefix=$1 runs=$2 repeat=$3 args=$4 run name
+  shift 4
+  for run in $(seq "$runs"); do
+    for name in "$@"; do
+      /tmp/ternary-counter-perf-$name --repeat "$repeat" $args >"$out/${prefix}_${name}_$run.log" 2>&1
+      summary "$prefix $name run $run:"
+      grep -E "^ +[0-9]+ +[0-9]+ +[0-9]+ \|" "$out/${prefix}_${name}_$run.log" | tee -a "$out/summary.txt"
+    done
+  done
+}
 
 for step in "$@"; do
   case $step in
@@ -89,20 +107,31 @@ for step in "$@"; do
     # Interleaved A/B of the perf driver in one session: B is the working tree as built, A the
     # working tree with the patches AB_PATCHES (files made by `git diff`) reverted. The tree and
     # the build are B again afterwards. AB_ARGS: the driver's arguments (e.g. --shape ...).
-    cmake --build $build --target ternary-counter-perf >"$out/ab_build.log" 2>&1 || { tail -20 "$out/ab_build.log"; exit 1; }
-    cp $perf /tmp/ternary-counter-perf-B
+    build_perf_as B "$out/ab_build.log" || exit 1
     for p in ${AB_PATCHES:?AB_PATCHES names the patches that make B}; do patch -s -R -p1 <"$p" || exit 1; done
-    cmake --build $build --target ternary-counter-perf >>"$out/ab_build.log" 2>&1; built_a=$?
-    cp $perf /tmp/ternary-counter-perf-A
+    build_perf_as A "$out/ab_build.log"; built_a=$?
     for p in $(printf '%s\n' $AB_PATCHES | tac); do patch -s -p1 <"$p" || exit 1; done
     cmake --build $build --target ternary-counter-perf >>"$out/ab_build.log" 2>&1 || exit 1
     [ $built_a -eq 0 ] || { echo "ab: A does not build (ab_build.log)"; exit 1; }
-    for run in $(seq ${AB_RUNS:-2}); do
-      for v in A B; do
-        /tmp/ternary-counter-perf-$v --repeat ${AB_REPEAT:-9} ${AB_ARGS:-} >"$out/ab_${v}_$run.log" 2>&1
-        summary "ab $v run $run:"; grep -E "^ +[0-9]+ +[0-9]+ +[0-9]+ \|" "$out/ab_${v}_$run.log" | tee -a "$out/summary.txt"
-      done
+    run_interleaved ab "${AB_RUNS:-2}" "${AB_REPEAT:-9}" "${AB_ARGS:-}" A B
+    ;;
+  variants)
+    # Several changes in one session: each patch of VARIANTS (files made by `git diff`) applied
+    # alone on top of the working tree (the base) and built in turn, then the base's and every
+    # variant's driver run one after another, VARIANT_RUNS rounds (default 2) of VARIANT_ARGS.
+    # The tree and the build are the base again afterwards.
+    build_perf_as base "$out/variants_build.log" || exit 1
+    names=base
+    for p in ${VARIANTS:?VARIANTS names the patches to compare}; do
+      name=$(basename "$p" .patch)
+      patch -s -p1 <"$p" || exit 1
+      build_perf_as "$name" "$out/variants_build.log"; built=$?
+      patch -s -R -p1 <"$p" || exit 1
+      [ $built -eq 0 ] || { echo "variants: $name does not build (variants_build.log)"; exit 1; }
+      names="$names $name"
     done
+    cmake --build $build --target ternary-counter-perf >>"$out/variants_build.log" 2>&1 || exit 1
+    run_interleaved variant "${VARIANT_RUNS:-2}" "${VARIANT_REPEAT:-7}" "${VARIANT_ARGS:-}" $names
     ;;
   *) echo "unknown step $step"; exit 2 ;;
   esac
