@@ -21,6 +21,7 @@
 // The bits equal the other kernels'.
 #pragma once
 
+#include "TernaryCounter_Tiling.hpp"
 #include "impl/TernaryCounter_Float4.hpp"
 #include "impl/TernaryCounter_TileOperands.hpp"
 #include "impl/TernaryCounter_Unroll.hpp"
@@ -91,6 +92,12 @@ struct FewSampleProduct {
     return 2 * chunk_floats * sizeof(float);
   }
   static_assert(scratch_bytes() <= 45 * 1024, "a CUDA team's scratch is at most 48 KiB");
+
+  /// Whether chunk `chunk` is whole: only the last may be partial, and then it is its first step
+  /// (the depth is a multiple of step_depth).
+  KOKKOS_INLINE_FUNCTION static bool whole_chunk(std::int64_t chunk, std::int64_t depth) {
+    return (chunk + 1) * chunk_depth <= depth;
+  }
 
   /// What a decoding thread loads for one chunk: its row's step and its share of the samples.
   struct Loaded {
@@ -183,7 +190,6 @@ struct FewSampleProduct {
   }
 
   KOKKOS_INLINE_FUNCTION void stage_chunks(const member_type& team, float* scratch) const {
-    // The last chunk may be one step: the depth is a multiple of step_depth.
     const std::int64_t depth = product.depth(), samples = product.rows();
     const std::int64_t chunks = (depth + chunk_depth - 1) / chunk_depth;
     const std::int64_t j0 = std::int64_t(team.league_rank()) * team_cols;
@@ -203,14 +209,12 @@ struct FewSampleProduct {
     }
 
     Loaded ring[prefetch_chunks] = {};
-    // Only the last chunk may be partial, and then it is its first step: a depth lies inside
-    // the layer if its chunk is whole or it lies in the first step (32-bit tests, which nvcc
-    // drops when chunks are one step).
-    const auto whole = [&](std::int64_t chunk) { return (chunk + 1) * chunk_depth <= depth; };
+    // A depth lies inside the layer if its chunk is whole or it lies in the chunk's first step
+    // (32-bit tests, which nvcc drops when chunks are one step).
     const auto fetch = [&](std::int64_t chunk, Loaded& l) {
       if (chunk >= chunks) return;
       const std::int64_t k0 = chunk * chunk_depth;
-      const bool all = whole(chunk);
+      const bool all = whole_chunk(chunk, depth);
       if (all || step == 0) fetch_step(k0 + step * step_depth, j0, lane, part, l.runs);
       TERNARYCOUNTER_UNROLL
       for (int i = 0; i < sample_loads_per_thread; ++i) {
@@ -219,7 +223,7 @@ struct FewSampleProduct {
     };
     const auto stage = [&](const Loaded& l, std::int64_t chunk) {
       if (chunk >= chunks) return;
-      const bool all = whole(chunk);
+      const bool all = whole_chunk(chunk, depth);
       float* buffer = scratch + (chunk % 2) * chunk_floats;
       if (all || step == 0) stage_step(l.runs, lane, part, step * step_depth, buffer);
       // Threads past the samples' last load store it again: the same value, the same place.
@@ -262,7 +266,7 @@ struct FewSampleProduct {
     team.team_barrier();
     for (std::int64_t c = 0; c < chunks; ++c) {
       const float* buffer = scratch + (c % 2) * chunk_floats;
-      if ((c + 1) * chunk_depth <= depth) {
+      if (whole_chunk(c, depth)) {
         chain_chunk<chunk_depth>(buffer, column, first, acc);
       } else {
         chain_chunk<step_depth>(buffer, column, first, acc);
@@ -353,7 +357,7 @@ bool run_few_sample_product(const ExecSpace& space, const Product& product, cons
                              .set_scratch_size(0, Kokkos::PerTeam(Kernel::scratch_bytes())),
                          kernel);
   };
-  constexpr std::int64_t threads_per_multiprocessor = 2048;  // NVIDIA's resident threads
+  constexpr std::int64_t threads_per_multiprocessor = Tiling<ExecSpace>::threads_per_multiprocessor;
   if (samples == 1) {
     launch(One{product});
   } else if (samples == 2) {
@@ -365,8 +369,9 @@ bool run_few_sample_product(const ExecSpace& space, const Product& product, cons
   } else if (teams * threads_per_multiprocessor >= 3 * std::int64_t(space.concurrency())) {
     // 9-16 samples, chunks of one step (the scratch stays under 48 KiB) that two warps stage.
     // With about 3 teams per multiprocessor (2048 threads each) one chain warp per team, which
-    // reads each staged weight once, is faster (H200, 16384 columns: 0.43 against 0.49 ms);
-    // narrower layers run two chain warps of 8 samples (4096 columns: 0.06 against 0.07 ms).
+    // reads each staged weight once, is faster (H200, 16384 columns, before the split steps:
+    // 0.43 against 0.49 ms; now 0.39); narrower layers run two chain warps of 8 samples (4096
+    // columns: 0.06 against 0.07 ms).
     launch(FewSampleProduct<ExecSpace, Product, 16, 1, 2, 4, 1>{product});
   } else {
     launch(FewSampleProduct<ExecSpace, Product, 16, 2, 1, 4>{product});
