@@ -16,6 +16,8 @@ perf=$build/perf_tests/ternary-counter-perf
 runner=$build/examples/conformance/ternary-counter-conformance
 cases=.deps/conformance
 summary() { echo "$*" | tee -a "$out/summary.txt"; }
+# The last word of a kernel-name regex, as a file name (the device returns plain names only).
+file_name() { local name=${1##*.}; echo "${name//[^A-Za-z0-9_]/}"; }
 # Builds the perf driver of the tree as it is and keeps a copy named NAME (log appended to LOG).
 build_perf_as() {
   cmake --build $build --target ternary-counter-perf >>"$2" 2>&1 || { tail -20 "$2"; return 1; }
@@ -84,24 +86,24 @@ for step in "$@"; do
         --launch-skip 4 --launch-count 1 --section SpeedOfLight --section Occupancy \
         --section LaunchStats --section MemoryWorkloadAnalysis --section WarpStateStats --section InstructionStats \
         $perf --shape ${NCU_SHAPE:-4096x4096x4096} --repeat 5 \
-        >"$out/ncu_${kernel##*.}.log" 2>&1
+        >"$out/ncu_$(file_name "$kernel").log" 2>&1
       echo "== ncu $kernel"
-      grep -E "Duration|Throughput|Registers Per|Achieved Occupancy|Theoretical Occupancy|Block Limit|Shared Memory Config|Memory \[%\]|Compute \(SM\)" "$out/ncu_${kernel##*.}.log" | head -24
+      grep -E "Duration|Throughput|Registers Per|Achieved Occupancy|Theoretical Occupancy|Block Limit|Shared Memory Config|Memory \[%\]|Compute \(SM\)" "$out/ncu_$(file_name "$kernel").log" | head -24
     done
     ;;
   ncu_source)
     # Per-instruction counters (SASS, executed instructions, stall samples) of one launch of
     # NCU_KERNEL, as CSV: where a kernel's instructions go.
     kernel=${NCU_KERNEL:-RowUpdateKernel}
+    name=$(file_name "$kernel")
     ncu --clock-control none --kernel-name-base demangled --kernel-name regex:$kernel \
       --launch-skip 4 --launch-count 1 --set full --import-source no -o "$out/ncu_source" \
       $perf --shape ${NCU_SHAPE:-4096x4096x256} --repeat 5 >"$out/ncu_source_run.log" 2>&1
-    ncu -i "$out/ncu_source.ncu-rep" --page source --csv --print-source sass >"$out/ncu_source_${kernel##*.}.csv"
-    ncu -i "$out/ncu_source.ncu-rep" --page details >"$out/ncu_details_${kernel##*.}.txt"
-    python3 perf_tests/scripts/ncu_source_summary.py "$out/ncu_source_${kernel##*.}.csv" \
-      >"$out/ncu_summary_${kernel##*.}.txt"
+    ncu -i "$out/ncu_source.ncu-rep" --page source --csv --print-source sass >"$out/ncu_source_$name.csv"
+    ncu -i "$out/ncu_source.ncu-rep" --page details >"$out/ncu_details_$name.txt"
+    python3 perf_tests/scripts/ncu_source_summary.py "$out/ncu_source_$name.csv" >"$out/ncu_summary_$name.txt"
     rm -f "$out/ncu_source.ncu-rep"
-    grep -E "Duration|Executed Instructions  |Issue Slots Busy|Registers Per" "$out/ncu_details_${kernel##*.}.txt"
+    grep -E "Duration|Executed Instructions  |Issue Slots Busy|Registers Per" "$out/ncu_details_$name.txt"
     ;;
   ab)
     # Interleaved A/B of the perf driver in one session: B is the working tree as built, A the

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Summarizes ncu's per-instruction CSV (`ncu -i R --page source --csv --print-source sass`):
 where a kernel's warp instructions and stall samples go, by opcode, by stall reason, and for a
-kernel with an fma loop, inside and outside it (the loop = the first to the last executed FFMA).
+kernel with an fma loop, inside and outside it (the loop = the first to the last executed FFMA),
+and shared-memory wavefronts by opcode.
 
     perf_tests/scripts/ncu_source_summary.py ncu_source_KERNEL.csv
 """
@@ -46,6 +47,24 @@ def main(path):
         report("before the fma loop", lines[: fmas[0]])
         report("fma loop", lines[fmas[0] : fmas[-1] + 1])
         report("after the fma loop", lines[fmas[-1] + 1 :])
+    shared = [i for i, h in enumerate(header) if "Wavefronts Shared" in h and "Ideal" not in h and "Excessive" not in h]
+    if shared:
+        # A 16-byte read costs 4 wavefronts unless lanes pair up on addresses (then 2): the count
+        # per instruction says which reads of a loop pay the most.
+        waves, counts = collections.Counter(), collections.Counter()
+        ratios = collections.defaultdict(collections.Counter)
+        for r in lines:
+            op, n = opcode(r[col["Source"]]), executed(r)
+            w = int(r[shared[0]] or 0)
+            if n and w:
+                waves[op] += w
+                counts[op] += n
+                ratios[op][round(w / n, 2)] += n
+        print(f"== shared-memory wavefronts ({header[shared[0]]}): {sum(waves.values())}")
+        for op, w in waves.most_common(8):
+            per = ", ".join(f"{k:g}: {v}" for k, v in sorted(ratios[op].items()))
+            print(f"  {op:14s} {counts[op]:12d} instructions {w:12d} wavefronts"
+                  f" ({w / counts[op]:.2f} each; instructions by wavefronts each: {per})")
     print("== most sampled instructions")
     for r in sorted(lines, key=lambda r: -sampled(r))[:20]:
         top = sorted(((header[i][6:], int(r[i] or 0)) for i in stalls), key=lambda kv: -kv[1])[:3]

@@ -47,11 +47,25 @@ struct FewSampleProduct {
   static constexpr int team_cols = 32;                        ///< the columns of each chain warp
   static constexpr int chain_samples = Samples / ChainWarps;  ///< a lane's chains
   static_assert(chain_samples * ChainWarps == Samples);
-  /// Lane l runs columns l % column_groups + column_groups * c and samples l / column_groups +
+  /// Lane l runs columns column_group(l) + column_groups * c and samples sample_group(l) +
   /// LaneColumns * i of its warp's: a read of the warp touches column_groups rows and LaneColumns
   /// samples (distinct banks by the paddings).
   static constexpr int column_groups = team_cols / LaneColumns;
   static constexpr int lane_samples = chain_samples / LaneColumns;
+  /// A 16-byte scratch read returns 4 registers to every lane, at 128 bytes per wavefront, unless
+  /// lanes l and l ^ 1 (or l ^ 2) read one address: then 2 wavefronts. Paired lanes: bit 0 of
+  /// the lane picks the sample group (the rows' reads pair lanes l, l ^ 1) and bit 1 the column
+  /// group (the samples' reads pair l, l ^ 2); otherwise lane % column_groups is the column group
+  /// and a read of the rows costs 4. H200, 16384^2 x 16 (8): backward_input 0.43 -> 0.39 ms
+  /// (0.32 -> 0.27); forward at 16 samples 0.39 -> 0.42 ms with a third fewer wavefronts, so
+  /// forward keeps the quarters (docs/PERFORMANCE.md, eighteenth session).
+  static constexpr bool paired_lanes = LaneColumns > 1 && !Weights::along_depth;
+  KOKKOS_INLINE_FUNCTION static int column_group(int lane) {
+    return paired_lanes ? lane / 2 % column_groups : lane % column_groups;
+  }
+  KOKKOS_INLINE_FUNCTION static int sample_group(int lane) {
+    return paired_lanes ? lane % 2 + 2 * (lane / (2 * column_groups)) : lane / column_groups;
+  }
   static_assert(column_groups * LaneColumns == team_cols &&
                 lane_samples * LaneColumns == chain_samples);
   /// A decoding lane's share of a 64-deep step, when one warp stages it: four 16-code runs, 48
@@ -259,9 +273,9 @@ struct FewSampleProduct {
     const std::int64_t depth = product.depth();
     const std::int64_t chunks = (depth + chunk_depth - 1) / chunk_depth;
     const int lane = team.team_rank() % team_cols;
-    const int column = lane % column_groups;
+    const int column = column_group(lane);
     /// The lane's first sample: its warp's first, plus its sample group.
-    const int first = chain_samples * (team.team_rank() / team_cols) + lane / column_groups;
+    const int first = chain_samples * (team.team_rank() / team_cols) + sample_group(lane);
     float acc[chain_samples] = {};  ///< column c, sample i at c * lane_samples + i
     team.team_barrier();
     for (std::int64_t c = 0; c < chunks; ++c) {
