@@ -45,6 +45,10 @@ for step in "$@"; do
         -DTernaryCounter_KOKKOSKERNELS_SOURCE="$PWD/.deps/kokkos-kernels-2fc2af19f.tar.gz" \
         -DTernaryCounter_SHARED_CONFORMANCE_DIR="$PWD/$cases" >"$out/configure.log" 2>&1 || { tail -30 "$out/configure.log"; exit 1; }
     fi
+    # A warm machine keeps its build folder, and the tree copied in keeps this machine's times:
+    # a source changed there by a step and copied back unchanged here is older than its object
+    # and would not be rebuilt.
+    find src -type f -exec touch {} +
     cmake --build $build ${BUILD_TARGETS:+--target $BUILD_TARGETS} >"$out/build.log" 2>&1 || { grep -E "error" "$out/build.log" | head -30; exit 1; }
     summary "build: ok"
     ;;
@@ -73,7 +77,7 @@ for step in "$@"; do
     for tool in memcheck racecheck; do
       timeout ${SANITIZE_TIMEOUT:-240} compute-sanitizer --tool $tool --error-exitcode 99 $build/unit_tests/ternary-counter-test-Cuda \
         --gtest_filter="${SANITIZE_FILTER:-*}" >"$out/sanitizer_$tool.log" 2>&1
-      summary "compute-sanitizer $tool: rc=$? $(grep -E 'ERROR SUMMARY' "$out/sanitizer_$tool.log" | tail -1)"
+      summary "compute-sanitizer $tool: rc=$? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$out/sanitizer_$tool.log" | tail -1)"
     done
     ;;
   perf)
