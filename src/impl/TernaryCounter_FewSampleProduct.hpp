@@ -55,10 +55,10 @@ struct FewSampleProduct {
   /// A 16-byte scratch read returns 4 registers to every lane, at 128 bytes per wavefront, unless
   /// lanes l and l ^ 1 (or l ^ 2) read one address: then 2 wavefronts. Paired lanes: bit 0 of
   /// the lane picks the sample group (the rows' reads pair lanes l, l ^ 1) and bit 1 the column
-  /// group (the samples' reads pair l, l ^ 2); otherwise lane % column_groups is the column group
-  /// and a read of the rows costs 4. H200, 16384^2 x 16 (8): backward_input 0.43 -> 0.39 ms
-  /// (0.32 -> 0.27); forward at 16 samples 0.39 -> 0.42 ms with a third fewer wavefronts, so
-  /// forward keeps the quarters (docs/PERFORMANCE.md, eighteenth session).
+  /// group (the samples' reads pair l, l ^ 2). Otherwise lane % column_groups is the column group
+  /// and a read of the rows costs 4. H200, 16384^2 x 16 (x 8): backward_input 0.43 -> 0.40 ms
+  /// (0.32 -> 0.28) paired; forward at 16 samples 0.39 -> 0.42 ms with a third fewer wavefronts,
+  /// so forward stays unpaired (docs/PERFORMANCE.md, eighteenth session).
   static constexpr bool paired_lanes = LaneColumns > 1 && !Weights::along_depth;
   KOKKOS_INLINE_FUNCTION static int column_group(int lane) {
     return paired_lanes ? lane / 2 % column_groups : lane % column_groups;
