@@ -2,7 +2,7 @@
 # One batched GPU session (the device machine bills by the minute): CUDA build, unit tests,
 # conformance at several team sizes and row splits, sanitizers, then the perf driver.
 #   perf_tests/scripts/gpu_session.sh STEPS...
-#   STEPS from: build test conformance sanitize perf ncu ncu_source ab variants
+#   STEPS from: build test conformance sanitize perf ncu ncu_source ab variants pack
 # Expects .deps/kokkos_5.0.2.orig.tar.gz, .deps/kokkos-kernels-2fc2af19f.tar.gz and
 # .deps/conformance/<cases> (copies of ../shared; the GPU machine reaches no code host),
 # writes logs and JSON to $OUT (or ./out). BUILD_DIR (default build/cuda) names an already
@@ -138,6 +138,12 @@ for step in "$@"; do
     done
     cmake --build $build --target ternary-counter-perf >>"$out/variants_build.log" 2>&1 || exit 1
     run_interleaved variant "${VARIANT_RUNS:-2}" "${VARIANT_REPEAT:-7}" "${VARIANT_ARGS:-}" $names
+    ;;
+  pack)
+    # The device returns only a few files (8): everything but the summary into one archive
+    # (appended to, so several packs in one call keep all).
+    (cd "$out" && files=$(ls | grep -v -e '^summary.txt$' -e '^logs.tar$') &&
+      [ -n "$files" ] && tar rf logs.tar $files && rm -f $files)
     ;;
   *) echo "unknown step $step"; exit 2 ;;
   esac
