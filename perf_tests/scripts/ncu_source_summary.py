@@ -47,7 +47,8 @@ def main(path):
         report("before the fma loop", lines[: fmas[0]])
         report("fma loop", lines[fmas[0] : fmas[-1] + 1])
         report("after the fma loop", lines[fmas[-1] + 1 :])
-    shared = [i for i, h in enumerate(header) if "Wavefronts Shared" in h and "Ideal" not in h and "Excessive" not in h]
+    shared = [i for i, h in enumerate(header)
+              if "Wavefronts Shared" in h and "Ideal" not in h and "Excessive" not in h]
     if shared:
         # A 16-byte read costs 4 wavefronts unless lanes pair up on addresses (then 2): the count
         # per instruction says which reads of a loop pay the most.
