@@ -74,12 +74,14 @@ struct GpuTiling {
   static constexpr int row_split = 2;
   static constexpr int col_split = 2;
   static constexpr bool register_accumulators = true;
-  /// Up to 128 threads per row (one 8-group unit per thread up to 4096 weights; each keeps its
-  /// first unit between the row sums and the code update). Measured on the H200 before the warp
-  /// fold (perf --team-size, dense update at 16384 x 16384): 64: 2.38 ms, 128: 2.19, 256: 2.57,
-  /// 512: 2.91, 1024: 3.12; wider rows give up residency (one 512-thread team per
-  /// multiprocessor) and wait at the row's barriers.
-  static constexpr int update_team_size = 128;
+  /// Up to 512 threads per row by default: one 8-group unit per thread, so rows of up to 16384
+  /// weights read their gradient once (each thread keeps its unit between the row sums and the
+  /// code update). Rows of up to 4096 weights (128 units) run register-capped, 8 teams per
+  /// multiprocessor (RowUpdateKernel::capped_team_size). Measured on the H200 (perf --team-size,
+  /// dense update, 2 runs): 16384 x 16384 128: 1.55-1.57 ms, 256: 1.67, 512: 1.28; 4096 x 11008
+  /// 128: 0.305-0.310, 256: 0.304-0.306, 512: 0.282-0.283; a team wider than its row's units
+  /// loses (4096 x 4096 512: 0.21 against 0.10 ms), hence one unit per thread.
+  static constexpr int update_team_size = 512;
   static constexpr bool small_batch = true;
   /// Large enough that a big layer is a few chunks (each chunk is two launches).
   static constexpr std::size_t workspace_bytes = std::size_t(256) << 20;
