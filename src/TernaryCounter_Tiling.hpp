@@ -74,13 +74,15 @@ struct GpuTiling {
   static constexpr int row_split = 2;
   static constexpr int col_split = 2;
   static constexpr bool register_accumulators = true;
-  /// Up to 512 threads per row by default: one 8-group unit per thread, so rows of up to 16384
-  /// weights read their gradient once (each thread keeps its unit between the row sums and the
-  /// code update). Rows of up to 4096 weights (128 units) run register-capped, 8 teams per
-  /// multiprocessor (RowUpdateKernel::capped_team_size). Measured on the H200 (perf --team-size,
-  /// dense update, 2 runs): 16384 x 16384 128: 1.55-1.57 ms, 256: 1.67, 512: 1.28; 4096 x 11008
-  /// 128: 0.305-0.310, 256: 0.304-0.306, 512: 0.282-0.283; a team wider than its row's units
-  /// loses (4096 x 4096 512: 0.21 against 0.10 ms), hence one unit per thread.
+  /// Threads per row by default: one 8-group unit per thread for rows of up to 512 units (16384
+  /// weights), which then read their gradient once (each thread keeps its unit between the row
+  /// sums and the code update); rows of up to 4096 weights run register-capped, 8 teams per
+  /// multiprocessor, and so do wider rows than 16384, with 128 threads
+  /// (RowUpdateKernel::capped_team_size). H200, dense update ms (perf --team-size, 2 runs each),
+  /// 128 threads against one unit each: 4096 x 6144 0.170 / 0.141, 4096 x 8192 0.227 / 0.182,
+  /// 4096 x 11008 0.305 / 0.267, 16384 x 16384 1.55-1.57 / 1.28; but 2048 x 32768 0.416 against
+  /// 0.460 with 512 threads (two units each), and a team wider than its row's units loses
+  /// (4096 x 4096 with 512 threads: 0.21 against 0.10).
   static constexpr int update_team_size = 512;
   static constexpr bool small_batch = true;
   /// Large enough that a big layer is a few chunks (each chunk is two launches).
