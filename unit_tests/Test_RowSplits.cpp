@@ -1,6 +1,7 @@
 // SPEC §4: the same bits for every team size and every row split (rows updated in separate calls
 // on subviews with params.row_offset), and for from_io every workspace size.
 #include "Test_Helpers.hpp"
+#include "impl/TernaryCounter_RowUpdateKernel.hpp"
 
 namespace TernaryCounter::Test {
 namespace {
@@ -50,6 +51,29 @@ TEST(TeamSizes, EachSizeRunsBitExactOrIsRefusedBeforeAnyChange) {
     std::cout << "[ " << name << " on " << ExecSpace::name() << ": team sizes up to " << largest_run
               << " run" << (smallest_refused ? ", from " : "")
               << (smallest_refused ? std::to_string(smallest_refused) + " refused" : "") << " ]\n";
+  }
+}
+
+// The backend's choice (team_size 0), as Tiling documents it: GPUs give each thread of a row at
+// most one 8-group unit, in whole warps and without an idle warp, for rows of up to
+// update_team_size units (each thread then reads its gradient once), and wider rows the
+// register-capped teams; hosts run a row per thread.
+TEST(TeamSizes, DefaultGivesEachThreadOneUnitUpToTheWidestTeam) {
+  using Kernel = Impl::RowUpdateKernel<ExecSpace>;
+  constexpr int widest = Tiling<ExecSpace>::update_team_size;
+  for (const std::int64_t in : {4, 256, 260, 4096, 6144, 11008, 16384, 16388, 32768, 40000}) {
+    SCOPED_TRACE("in " + std::to_string(in));
+    const std::int64_t units = (in + 255) / 256 * 8;  // 8 units per canonical block of 256
+    const int team = Kernel::resolve_team_size(ExecSpace{}, 0, in);
+    if (widest == 1) {
+      EXPECT_EQ(team, 1);
+    } else if (units <= widest) {
+      EXPECT_GE(team, units);
+      EXPECT_LT(team, units + 32);
+      EXPECT_EQ(team % 32, 0);
+    } else {
+      EXPECT_EQ(team, Kernel::capped_team_size);
+    }
   }
 }
 
