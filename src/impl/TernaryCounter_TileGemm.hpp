@@ -110,9 +110,8 @@ struct TileGemm {
   /// samples) may be short, and its stores, a warp's 16 micro-tile columns wide, then set its
   /// pace (H200, update_from_io at 16384 x 16384 x 16: 2.09 -> 2.17 ms paired).
   static constexpr bool codes_product = requires { typename B::CodeRun; };
-  static constexpr bool paired_lanes = T::register_accumulators && codes_product &&
-                                       MICRO_COLS % 8 == 0 && (TR / MR) % 4 == 0 &&
-                                       team_size % 32 == 0;
+  static constexpr bool paired_lanes =
+      T::register_accumulators && codes_product && MICRO_COLS % 8 == 0 && (TR / MR) % 4 == 0;
   KOKKOS_INLINE_FUNCTION static int micro_row(int tid) {
     if constexpr (paired_lanes) {
       const int warp = tid / 32, lane = tid % 32;
