@@ -3,7 +3,7 @@
 //
 // Work unit: the 8 packed groups b*64 + s + 8r (r = 0..7) of canonical block b, which hold the
 // complete chains of lanes 4s..4s+3 (see RowMath::accumulate_group). A unit reads its gradient
-// as 16-byte vectors and each 3-byte group once, and the units of a warp read contiguous memory.
+// as 16-byte vectors, a group at a time, and the units of a warp read contiguous memory.
 // GPU threads read the old codes' ternaries and counters and step 10 from a table in shared memory
 // (CodeUpdateTable). Host threads that own a whole row (the hosts' default) walk it a canonical
 // block at a time instead, in loops over contiguous columns that compilers vectorize (host_row).
@@ -16,6 +16,7 @@
 #include "impl/TernaryCounter_Float4.hpp"
 #include "impl/TernaryCounter_HostIsa.hpp"
 #include "impl/TernaryCounter_HostVectorCodes.hpp"
+#include "impl/TernaryCounter_Unroll.hpp"
 
 #include <Kokkos_Core.hpp>
 
@@ -59,11 +60,12 @@ struct RowUpdateKernel {
   bool vector_loads = false;  ///< the gradient's rows are 16-byte aligned
   int scratch_level = 0;
 
-  /// A unit's gradient and code words. All loads are issued before any use, and a thread's
-  /// first unit stays in the thread between the row sums and the code update: on GPUs, where a
-  /// row has about one unit per thread, the gradient and the codes are read once. The unit lives
-  /// in local memory on GPUs (its loops run to `count`); a group's gradient as one 16-byte value
-  /// is one local access instead of four.
+  /// A unit's gradient and code words, loaded whole for the hosts' flat code update
+  /// (update_unit_flat). GPU threads read a unit a group at a time instead, in the row sums and
+  /// again in the code update: a whole unit lived in local memory there (a 368-byte stack frame,
+  /// more local memory per multiprocessor than its L1), and reading it twice from memory made the
+  /// H200's dense update 11-17% faster (16384 x 16384 1.27 -> 1.13 ms, 4096 x 4096 0.10 ->
+  /// 0.085; docs/PERFORMANCE.md, twentieth session).
   struct Unit {
     Float4 g[unit_groups];
     std::uint32_t word[unit_groups];
@@ -111,47 +113,49 @@ struct RowUpdateKernel {
            std::int64_t(r) * unit_groups;
   }
 
+  /// Groups of unit u inside the row (the last block may be partial).
+  KOKKOS_INLINE_FUNCTION int group_count(std::int64_t u) const {
+    const std::int64_t groups = k.in / codes_per_group, first = unit_group(u, 0);
+    return first >= groups ? 0
+                           : int(Kokkos::min<std::int64_t>(unit_groups, (groups - first + 7) / 8));
+  }
+  /// Group r of unit u of `row`: its gradient and code word, read from memory.
+  KOKKOS_INLINE_FUNCTION void read_group(std::int64_t row, std::int64_t u, int r, Float4& g,
+                                         std::uint32_t& word) const {
+    const std::int64_t group = unit_group(u, r);
+    const float* p = &grad(row, codes_per_group * group);
+    g = vector_loads ? *reinterpret_cast<const Float4*>(p) : Float4{{p[0], p[1], p[2], p[3]}};
+    word = load_group(&codes(row, bytes_per_group * group));
+  }
   KOKKOS_INLINE_FUNCTION void load_unit(std::int64_t row, std::int64_t u, Unit& d) const {
-    const std::int64_t groups = k.in / codes_per_group;
-    const std::int64_t first = unit_group(u, 0);
-    d.count =
-        first >= groups ? 0 : int(Kokkos::min<std::int64_t>(unit_groups, (groups - first + 7) / 8));
+    d.count = group_count(u);
     for (int r = 0; r < unit_groups; ++r) {
-      if (r >= d.count) {  // past the row: zeros, which update_unit computes and never stores
+      if (r >= d.count) {  // past the row: zeros, which update_unit_flat computes, never stores
         d.g[r] = Float4{};
         d.word[r] = 0;
-        continue;
-      }
-      const std::int64_t group = unit_group(u, r);
-      const float* p = &grad(row, codes_per_group * group);
-      if (vector_loads) {
-        d.g[r] = *reinterpret_cast<const Float4*>(p);
       } else {
-        d.g[r] = Float4{{p[0], p[1], p[2], p[3]}};
+        read_group(row, u, r, d.g[r], d.word[r]);
       }
-      d.word[r] = load_group(&codes(row, bytes_per_group * group));
     }
   }
 
-  /// Step 2 for one unit: its 4 lane chains, the ternaries read from the table.
-  KOKKOS_INLINE_FUNCTION static void lane_chains(const CodeUpdateTable& table, const Unit& d,
-                                                 LanePartial (&p)[codes_per_group]) {
-    for (int r = 0; r < d.count; ++r) {
-      const Float4 g = d.g[r];
+  /// Step 2 for unit u of `row`: its 4 lane chains, the ternaries read from the table. The loop
+  /// has a constant trip count (and a break), so that nothing of it is indexed at run time.
+  KOKKOS_INLINE_FUNCTION void lane_chains(const CodeUpdateTable& table, std::int64_t row,
+                                          std::int64_t u, LanePartial (&p)[codes_per_group]) const {
+    const int count = group_count(u);
+    TERNARYCOUNTER_UNROLL
+    for (int r = 0; r < unit_groups; ++r) {
+      if (r >= count) break;
+      Float4 g;
+      std::uint32_t word;
+      read_group(row, u, r, g, word);
       float t[codes_per_group];
       for (int pos = 0; pos < codes_per_group; ++pos) {
-        t[pos] = table.ternary[group_code(d.word[r], pos)];
+        t[pos] = table.ternary[group_code(word, pos)];
       }
       RowMath::accumulate_group(p, g.v, t);
     }
-  }
-  /// Step 2 for one unit, written to the block's lane partials.
-  KOKKOS_INLINE_FUNCTION static void sum_unit(const CodeUpdateTable& table, std::int64_t u,
-                                              const Unit& d, LanePartial* partial) {
-    LanePartial p[codes_per_group] = {};
-    lane_chains(table, d, p);
-    const std::int64_t lane0 = (u / unit_groups) * RowMath::sum_lanes + 4 * (u % unit_groups);
-    for (int pos = 0; pos < codes_per_group; ++pos) partial[lane0 + pos] = p[pos];
   }
 
   /// Whole warps take whole blocks when the team is whole warps (a team is one CUDA block, its
@@ -188,11 +192,10 @@ struct RowUpdateKernel {
   }
 
   /// Steps 2-8 with every block folded in registers (folds_in_warps): one barrier, and every
-  /// thread then adds the block totals and forms the row scalars itself (no broadcast). The
-  /// thread's first unit is `kept`, loaded already.
+  /// thread then adds the block totals and forms the row scalars itself (no broadcast).
   KOKKOS_INLINE_FUNCTION RowMath::RowScalars row_scalars_warp_fold(const member_type& team,
                                                                    const CodeUpdateTable& table,
-                                                                   std::int64_t row, Unit& kept,
+                                                                   std::int64_t row,
                                                                    LanePartial* block_total) const {
     const std::int64_t n = units();
     const int rank = team.team_rank(), size = team.team_size();
@@ -202,13 +205,7 @@ struct RowUpdateKernel {
     for (std::int64_t base = 0; base < n; base += size) {
       const std::int64_t u = base + rank;
       LanePartial p[codes_per_group] = {};
-      if (u < n && base == 0) {
-        lane_chains(table, kept, p);
-      } else if (u < n) {
-        Unit d;
-        load_unit(row, u, d);
-        lane_chains(table, d, p);
-      }
+      if (u < n) lane_chains(table, row, u, p);
       fold_across_threads(p);
       if (u < n && u % unit_groups == 0) block_total[u / unit_groups] = p[0];
     }
@@ -219,18 +216,18 @@ struct RowUpdateKernel {
   }
 
   /// Steps 2-8 through the lane partials in scratch: fold_lanes per block, then one thread adds
-  /// the blocks and broadcasts the row scalars. The thread's first unit is `kept`, loaded already.
+  /// the blocks and broadcasts the row scalars.
   KOKKOS_INLINE_FUNCTION RowMath::RowScalars row_scalars_scratch_fold(const member_type& team,
                                                                       const CodeUpdateTable& table,
-                                                                      std::int64_t row, Unit& kept,
+                                                                      std::int64_t row,
                                                                       LanePartial* partial) const {
     const std::int64_t n = units();
     const int rank = team.team_rank(), size = team.team_size();
-    if (rank < n) sum_unit(table, rank, kept, partial);
-    for (std::int64_t u = rank + size; u < n; u += size) {
-      Unit d;
-      load_unit(row, u, d);
-      sum_unit(table, u, d, partial);
+    for (std::int64_t u = rank; u < n; u += size) {
+      LanePartial p[codes_per_group] = {};
+      lane_chains(table, row, u, p);
+      const std::int64_t lane0 = (u / unit_groups) * RowMath::sum_lanes + 4 * (u % unit_groups);
+      for (int pos = 0; pos < codes_per_group; ++pos) partial[lane0 + pos] = p[pos];
     }
     team.team_barrier();
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, blocks()), [&](std::int64_t b) {
@@ -251,26 +248,27 @@ struct RowUpdateKernel {
     return rs;
   }
 
-  /// Steps 9-10 for weight pos of group r of unit u, step 10 and the decoding by the table.
-  /// Element indices are taken mod 2^32, so the row's base is reduced once per unit.
+  /// Steps 9-10 for weight pos of group r of unit u, whose code word is `word`: step 10 and
+  /// the decoding by the table. Element indices are taken mod 2^32, so the row's base is reduced
+  /// once per row.
   KOKKOS_INLINE_FUNCTION int new_code(const CodeUpdateTable& table, std::uint32_t row_base,
-                                      std::int64_t u, const Unit& d, const Float4& g,
+                                      std::int64_t u, std::uint32_t word, const Float4& g,
                                       const RowMath::RowScalars& rs, int r, int pos) const {
     const std::uint32_t i = std::uint32_t(codes_per_group * unit_group(u, r) + pos);
-    const CodeUpdateTable::OldCode old = table.old_code[group_code(d.word[r], pos)];
+    const CodeUpdateTable::OldCode old = table.old_code[group_code(word, pos)];
     return table.next(
         old, RowMath::counter_sum(k, rs, old.counter, g.v[pos], uniform01(k.seed, row_base + i)));
   }
 
-  /// Steps 9-10 for one unit. Hosts compute all its codes in one flat loop, which compilers
-  /// vectorize (8 hashes per AVX2 instruction), then pack them. GPUs go a group at a time: the
-  /// flat loop keeps 32 codes live (128 registers instead of 72; the H200's dense update at
-  /// 16384 x 16384 took 3.15 instead of 2.19 ms).
-  KOKKOS_INLINE_FUNCTION void update_unit(std::int64_t row, std::int64_t u, const Unit& d,
+  /// Steps 9-10 for one unit. Hosts load it whole and compute all its codes in one flat loop,
+  /// which compilers vectorize (8 hashes per AVX2 instruction), then pack them. GPUs go a group
+  /// at a time: the flat loop keeps 32 codes live (128 registers instead of 72; the H200's dense
+  /// update at 16384 x 16384 took 3.15 instead of 2.19 ms).
+  KOKKOS_INLINE_FUNCTION void update_unit(std::int64_t row, std::int64_t u,
                                           const RowMath::RowScalars& rs,
                                           [[maybe_unused]] const CodeUpdateTable& table) const {
-    KOKKOS_IF_ON_HOST((update_unit_flat(row, u, d, rs);))
-    KOKKOS_IF_ON_DEVICE((update_unit_by_group(row, u, d, rs, table);))
+    KOKKOS_IF_ON_HOST((Unit d; load_unit(row, u, d); update_unit_flat(row, u, d, rs);))
+    KOKKOS_IF_ON_DEVICE((update_unit_by_group(row, u, rs, table);))
   }
   /// Groups past the row (a short last block) are computed from zeros and not stored. The loop
   /// reads flat copies only: GCC vectorizes no loop that indexes the unit's 2-d arrays or reads
@@ -297,15 +295,21 @@ struct RowUpdateKernel {
       store_codes(row, u, r, {c[0], c[1], c[2], c[3]});
     }
   }
-  KOKKOS_INLINE_FUNCTION void update_unit_by_group(std::int64_t row, std::int64_t u, const Unit& d,
+  /// The unit read again from memory, a group at a time (see Unit).
+  KOKKOS_INLINE_FUNCTION void update_unit_by_group(std::int64_t row, std::int64_t u,
                                                    const RowMath::RowScalars& rs,
                                                    const CodeUpdateTable& table) const {
     const std::uint32_t row_base = element_index(k.row_offset + row, k.in, 0);
-    for (int r = 0; r < d.count; ++r) {
-      const Float4 g = d.g[r];
+    const int count = group_count(u);
+    TERNARYCOUNTER_UNROLL
+    for (int r = 0; r < unit_groups; ++r) {
+      if (r >= count) break;
+      Float4 g;
+      std::uint32_t word;
+      read_group(row, u, r, g, word);
       int next[codes_per_group];
       for (int pos = 0; pos < codes_per_group; ++pos) {
-        next[pos] = new_code(table, row_base, u, d, g, rs, r, pos);
+        next[pos] = new_code(table, row_base, u, word, g, rs, r, pos);
       }
       store_codes(row, u, r, next);
     }
@@ -334,28 +338,20 @@ struct RowUpdateKernel {
     CodeUpdateTable& table = team_table(scratch);
     auto* partial = reinterpret_cast<LanePartial*>(scratch + table_bytes);
     table.fill(k.C, rank, size);
-    // The first unit's loads are in flight while the team waits for the table.
-    Unit kept;
-    if (rank < n) load_unit(row, rank, kept);
     team.team_barrier();
 
     // Steps 2-8: every lane chain of the row, then per block the fixed fold, then the blocks in
     // ascending order, then the row scalars.
     const RowMath::RowScalars rs = folds_in_warps(size)
-                                       ? row_scalars_warp_fold(team, table, row, kept, partial)
-                                       : row_scalars_scratch_fold(team, table, row, kept, partial);
+                                       ? row_scalars_warp_fold(team, table, row, partial)
+                                       : row_scalars_scratch_fold(team, table, row, partial);
     if (rs.skip) {
       if (rank == 0) Kokkos::atomic_add(&skipped(), std::int64_t(1));
       return;
     }
 
-    // Steps 9-10: the kept unit as loaded, any others read again.
-    if (rank < n) update_unit(row, rank, kept, rs, table);
-    for (std::int64_t u = rank + size; u < n; u += size) {
-      Unit d;
-      load_unit(row, u, d);
-      update_unit(row, u, d, rs, table);
-    }
+    // Steps 9-10: every unit read again.
+    for (std::int64_t u = rank; u < n; u += size) update_unit(row, u, rs, table);
 
     // Step 11.
     Kokkos::single(Kokkos::PerTeam(team), [&]() {
