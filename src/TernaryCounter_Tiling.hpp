@@ -74,16 +74,16 @@ struct GpuTiling {
   static constexpr int row_split = 2;
   static constexpr int col_split = 2;
   static constexpr bool register_accumulators = true;
-  /// Threads per row by default: one 8-group unit per thread for rows of up to 512 units (16384
-  /// weights), which then read their gradient once (each thread keeps its unit between the row
-  /// sums and the code update); rows of up to 4096 weights run register-capped, 8 teams per
-  /// multiprocessor, and so do wider rows than 16384, with 128 threads
-  /// (RowUpdateKernel::capped_team_size). H200, dense update ms (perf --team-size, 2 runs each),
-  /// 128 threads against one unit each: 4096 x 6144 0.170 / 0.141, 4096 x 8192 0.227 / 0.182,
-  /// 4096 x 11008 0.305 / 0.267, 16384 x 16384 1.55-1.57 / 1.28; but 2048 x 32768 0.416 against
-  /// 0.460 with 512 threads (two units each), and a team wider than its row's units loses
-  /// (4096 x 4096 with 512 threads: 0.21 against 0.10).
-  static constexpr int update_team_size = 512;
+  /// Most threads per row by default: one 8-group unit per thread (whole warps) up to this
+  /// many; rows of up to 4096 weights run register-capped, 8 teams per multiprocessor
+  /// (RowUpdateKernel::capped_team_size). A team wider than its row's units loses (4096 x 4096,
+  /// 512 threads: 0.21 against 0.10 ms). Since the threads read their units from memory twice
+  /// (twentieth session), 256 threads beat one unit per thread beyond 256 units, whose teams
+  /// of 352 or 512 threads fit two per multiprocessor. H200, dense update ms, 256 threads
+  /// against one unit each / 128 threads: 4096 x 11008 0.226 / 0.249-0.250 / 0.227, 8192 x 16384
+  /// 0.534 / - / 0.587, 16384 x 16384 1.031 / 1.133-1.139 / 1.146, 2048 x 32768 0.308 / - /
+  /// 0.301-0.308 (docs/results/h200_2026-12-03f/call3_*).
+  static constexpr int update_team_size = 256;
   static constexpr bool small_batch = true;
   /// Large enough that a big layer is a few chunks (each chunk is two launches).
   static constexpr std::size_t workspace_bytes = std::size_t(256) << 20;

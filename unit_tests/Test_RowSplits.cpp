@@ -56,8 +56,7 @@ TEST(TeamSizes, EachSizeRunsBitExactOrIsRefusedBeforeAnyChange) {
 
 // The backend's choice (team_size 0), as Tiling documents it: GPUs give each thread of a row at
 // most one 8-group unit, in whole warps and without an idle warp, for rows of up to
-// update_team_size units (each thread then reads its gradient once), and wider rows the
-// register-capped teams; hosts run a row per thread.
+// update_team_size units, and wider rows update_team_size threads; hosts run a row per thread.
 TEST(TeamSizes, DefaultGivesEachThreadOneUnitUpToTheWidestTeam) {
   using Kernel = Impl::RowUpdateKernel<ExecSpace>;
   constexpr int widest = Tiling<ExecSpace>::update_team_size;
@@ -72,7 +71,7 @@ TEST(TeamSizes, DefaultGivesEachThreadOneUnitUpToTheWidestTeam) {
       EXPECT_LT(team, units + 32);
       EXPECT_EQ(team % 32, 0);
     } else {
-      EXPECT_EQ(team, Kernel::capped_team_size);
+      EXPECT_EQ(team, widest);
     }
   }
 }

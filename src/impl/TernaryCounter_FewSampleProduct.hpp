@@ -384,8 +384,8 @@ bool run_few_sample_product(const ExecSpace& space, const Product& product, cons
     // 9-16 samples, chunks of one step (the scratch stays under 48 KiB) that two warps stage.
     // With about 3 teams per multiprocessor (2048 threads each) one chain warp per team, which
     // reads each staged weight once, is faster (H200, 16384 columns, before the split steps:
-    // 0.43 against 0.49 ms; now 0.39); narrower layers run two chain warps of 8 samples (4096
-    // columns: 0.06 against 0.07 ms).
+    // 0.43 against 0.49 ms; now 0.39, and 0.51 with two chain warps over these chunks);
+    // narrower layers run two chain warps of 8 samples (4096 columns: 0.06 against 0.07 ms).
     launch(FewSampleProduct<ExecSpace, Product, 16, 1, 2, 4, 1>{product});
   } else {
     launch(FewSampleProduct<ExecSpace, Product, 16, 2, 1, 4>{product});

@@ -474,14 +474,11 @@ struct RowUpdateKernel {
   static int resolve_team_size(const ExecSpace& space, int requested, std::int64_t in) {
     const int largest = Kokkos::max(team_size_max(space, false), team_size_max(space, true));
     if (requested == 0) {
-      // One unit per thread (whole warps) for rows of up to update_team_size units; wider rows
-      // re-read all but a thread's first unit whatever the team, and run fastest in the capped
-      // teams (H200, dense update at 2048 x 32768: 128 threads 0.416 ms, 512: 0.460).
+      // One unit per thread (whole warps), at most update_team_size threads.
       const std::int64_t units = RowMath::sum_block_count(in) * RowMath::group_strides_per_block;
       const std::int64_t one_each = Kokkos::max<std::int64_t>(32, (units + 31) / 32 * 32);
-      const int widest = Tiling<ExecSpace>::update_team_size;
       const std::int64_t chosen =
-          one_each <= widest ? one_each : Kokkos::min(widest, capped_team_size);
+          Kokkos::min<std::int64_t>(one_each, Tiling<ExecSpace>::update_team_size);
       return int(Kokkos::min<std::int64_t>(chosen, largest));
     }
     if (requested > largest) {
