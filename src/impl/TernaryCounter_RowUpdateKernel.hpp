@@ -250,7 +250,7 @@ struct RowUpdateKernel {
 
   /// Steps 9-10 for weight pos of group r of unit u, whose code word is `word`: step 10 and
   /// the decoding by the table. Element indices are taken mod 2^32, so the row's base is reduced
-  /// once per row.
+  /// once per unit.
   KOKKOS_INLINE_FUNCTION int new_code(const CodeUpdateTable& table, std::uint32_t row_base,
                                       std::int64_t u, std::uint32_t word, const Float4& g,
                                       const RowMath::RowScalars& rs, int r, int pos) const {
