@@ -76,6 +76,21 @@ TEST(TeamSizes, DefaultGivesEachThreadOneUnitUpToTheWidestTeam) {
   }
 }
 
+// The gradient's rows are read as 16-byte vectors when they can be: a View allocated by Kokkos
+// (update's grad_w, update_from_io's workspace) can, a View starting one float in or with rows
+// of a width that is not a multiple of 4 floats cannot.
+TEST(RowUpdateLoads, AllocatedRowsOfWholeVectorsAreReadAsVectors) {
+  using Kernel = Impl::RowUpdateKernel<ExecSpace>;
+  using Unmanaged = Kokkos::View<const float**, Kokkos::LayoutRight, MemSpace,
+                                 Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+  const Kokkos::View<float**, Kokkos::LayoutRight, MemSpace> grad("grad", 8, 64);
+  EXPECT_TRUE(Kernel::vector_rows(grad));
+  const auto rows = Kokkos::subview(grad, std::pair<int, int>(2, 6), Kokkos::ALL);
+  EXPECT_TRUE(Kernel::vector_rows(rows));
+  EXPECT_FALSE(Kernel::vector_rows(Unmanaged(grad.data() + 1, 8, 60)));
+  EXPECT_FALSE(Kernel::vector_rows(Unmanaged(grad.data(), 4, 126)));
+}
+
 // The bigger from_io cases are too slow to run in one-row calls: each call computes whole
 // gradient tiles over all of M, and the baseline copy of the host kernels (a build without
 // -march, TERNARYCOUNTER_HOST_ISA=baseline) calls libm for each fma. They get uneven multi-row
