@@ -117,7 +117,8 @@ struct RowUpdateKernel {
   KOKKOS_INLINE_FUNCTION int group_count(std::int64_t u) const {
     const std::int64_t groups = k.in / codes_per_group, first = unit_group(u, 0);
     return first >= groups ? 0
-                           : int(Kokkos::min<std::int64_t>(unit_groups, (groups - first + 7) / 8));
+                           : int(Kokkos::min<std::int64_t>(
+                                 unit_groups, (groups - first + unit_groups - 1) / unit_groups));
   }
   /// Group r of unit u of `row`: its gradient and code word, read from memory.
   KOKKOS_INLINE_FUNCTION void read_group(std::int64_t row, std::int64_t u, int r, Float4& g,
@@ -139,10 +140,11 @@ struct RowUpdateKernel {
     }
   }
 
-  /// Step 2 for unit u of `row`: its 4 lane chains, the ternaries read from the table. The loop
-  /// has a constant trip count (and a break), so that nothing of it is indexed at run time.
-  KOKKOS_INLINE_FUNCTION void lane_chains(const CodeUpdateTable& table, std::int64_t row,
-                                          std::int64_t u, LanePartial (&p)[codes_per_group]) const {
+  /// f(r, g, word) for each group r of unit u of `row` in order, with its gradient and code word
+  /// read from memory. The loop has a constant trip count (and a break), so that nothing of it is
+  /// indexed at run time.
+  template <class F>
+  KOKKOS_INLINE_FUNCTION void for_each_group(std::int64_t row, std::int64_t u, const F& f) const {
     const int count = group_count(u);
     TERNARYCOUNTER_UNROLL
     for (int r = 0; r < unit_groups; ++r) {
@@ -150,12 +152,20 @@ struct RowUpdateKernel {
       Float4 g;
       std::uint32_t word;
       read_group(row, u, r, g, word);
+      f(r, g, word);
+    }
+  }
+
+  /// Step 2 for unit u of `row`: its 4 lane chains, the ternaries read from the table.
+  KOKKOS_INLINE_FUNCTION void lane_chains(const CodeUpdateTable& table, std::int64_t row,
+                                          std::int64_t u, LanePartial (&p)[codes_per_group]) const {
+    for_each_group(row, u, [&](int, const Float4& g, std::uint32_t word) {
       float t[codes_per_group];
       for (int pos = 0; pos < codes_per_group; ++pos) {
         t[pos] = table.ternary[group_code(word, pos)];
       }
       RowMath::accumulate_group(p, g.v, t);
-    }
+    });
   }
 
   /// Whole warps take whole blocks when the team is whole warps (a team is one CUDA block, its
@@ -300,19 +310,13 @@ struct RowUpdateKernel {
                                                    const RowMath::RowScalars& rs,
                                                    const CodeUpdateTable& table) const {
     const std::uint32_t row_base = element_index(k.row_offset + row, k.in, 0);
-    const int count = group_count(u);
-    TERNARYCOUNTER_UNROLL
-    for (int r = 0; r < unit_groups; ++r) {
-      if (r >= count) break;
-      Float4 g;
-      std::uint32_t word;
-      read_group(row, u, r, g, word);
+    for_each_group(row, u, [&](int r, const Float4& g, std::uint32_t word) {
       int next[codes_per_group];
       for (int pos = 0; pos < codes_per_group; ++pos) {
         next[pos] = new_code(table, row_base, u, word, g, rs, r, pos);
       }
       store_codes(row, u, r, next);
-    }
+    });
   }
   KOKKOS_INLINE_FUNCTION void store_codes(std::int64_t row, std::int64_t u, int r,
                                           const int (&c)[codes_per_group]) const {
