@@ -91,6 +91,31 @@ TEST(RowUpdateLoads, AllocatedRowsOfWholeVectorsAreReadAsVectors) {
   EXPECT_FALSE(Kernel::vector_rows(Unmanaged(grad.data(), 4, 126)));
 }
 
+// A gradient that starts one float into its allocation is read a float at a time (on GPUs by a
+// kernel of its own): the spec's bits all the same, at every team size.
+TEST(RowUpdateLoads, GradientRowsOfScalarsGiveTheSpecsBits) {
+  const fs::path dir = case_dir("dense_lagged_c8");
+  const Case c = Conformance::read_case(dir);
+  const Result want = Conformance::read_result(dir, c, "spec_");
+  const std::size_t n = c.grad_w.size();
+  const Kokkos::View<float*, MemSpace> buffer("TernaryCounter::test::grad_buffer", n + 1);
+  const auto host = Kokkos::create_mirror_view(buffer);
+  std::copy(c.grad_w.begin(), c.grad_w.end(), host.data() + 1);
+  Kokkos::deep_copy(buffer, host);
+  const Kokkos::View<const float**, Kokkos::LayoutRight, MemSpace,
+                     Kokkos::MemoryTraits<Kokkos::Unmanaged>>
+      grad(buffer.data() + 1, c.out, c.in);
+  ASSERT_FALSE(Impl::RowUpdateKernel<ExecSpace>::vector_rows(grad));
+  for (int team_size : valid_team_sizes(c.in)) {
+    SCOPED_TRACE("team_size " + std::to_string(team_size));
+    const DeviceState state = to_device(c.state());
+    UpdateParams p = c.params;
+    p.team_size = team_size;
+    const std::int64_t skipped = update(ExecSpace{}, state, grad, p).skipped_rows;
+    EXPECT_TRUE(bit_exact(Conformance::result_of(to_host(state), skipped), want));
+  }
+}
+
 // The bigger from_io cases are too slow to run in one-row calls: each call computes whole
 // gradient tiles over all of M, and the baseline copy of the host kernels (a build without
 // -march, TERNARYCOUNTER_HOST_ISA=baseline) calls libm for each fma. They get uneven multi-row

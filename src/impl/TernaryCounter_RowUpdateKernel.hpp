@@ -3,7 +3,8 @@
 //
 // Work unit: the 8 packed groups b*64 + s + 8r (r = 0..7) of canonical block b, which hold the
 // complete chains of lanes 4s..4s+3 (see RowMath::accumulate_group). A unit reads its gradient
-// as 16-byte vectors, a group at a time, and the units of a warp read contiguous memory.
+// a group at a time (as 16-byte vectors where the rows allow), and the units of a warp read
+// contiguous memory.
 // GPU threads read the old codes' ternaries and counters and step 10 from a table in shared memory
 // (CodeUpdateTable). Host threads that own a whole row (the hosts' default) walk it a canonical
 // block at a time instead, in loops over contiguous columns that compilers vectorize (host_row).
@@ -28,7 +29,9 @@
 
 namespace TernaryCounter::Impl {
 
-template <class ExecSpace>
+/// VectorRows: the gradient's rows are read as 16-byte vectors (vector_rows says when they can
+/// be; enqueue launches that kernel on GPUs then).
+template <class ExecSpace, bool VectorRows = false>
 struct RowUpdateKernel {
   using memory_space = typename ExecSpace::memory_space;
   /// GPUs: teams of up to 128 threads with registers capped so that 8 of them share a
@@ -57,8 +60,8 @@ struct RowUpdateKernel {
   UpdateConstants k;  ///< k.row_offset is the global index of row 0 of these views
   /// Rows skipped, added to atomically (rare) instead of a reduction the host would wait for.
   Kokkos::View<std::int64_t, memory_space> skipped;
-  bool vector_loads = false;  ///< the gradient's rows are 16-byte aligned
   int scratch_level = 0;
+  CodeUpdateTable code_table{};  ///< filled by the host (enqueue), copied by each team
 
   /// A unit's gradient and code words, loaded whole for the hosts' flat code update
   /// (update_unit_flat). GPU threads read a unit a group at a time instead, in the row sums and
@@ -125,7 +128,11 @@ struct RowUpdateKernel {
                                          std::uint32_t& word) const {
     const std::int64_t group = unit_group(u, r);
     const float* p = &grad(row, codes_per_group * group);
-    g = vector_loads ? *reinterpret_cast<const Float4*>(p) : Float4{{p[0], p[1], p[2], p[3]}};
+    if constexpr (VectorRows) {
+      g = *reinterpret_cast<const Float4*>(p);
+    } else {
+      g = Float4{{p[0], p[1], p[2], p[3]}};
+    }
     word = load_group(&codes(row, bytes_per_group * group));
   }
   KOKKOS_INLINE_FUNCTION void load_unit(std::int64_t row, std::int64_t u, Unit& d) const {
@@ -201,16 +208,14 @@ struct RowUpdateKernel {
     }
   }
 
-  /// Steps 2-8 with every block folded in registers (folds_in_warps): one barrier, and every
-  /// thread then adds the block totals and forms the row scalars itself (no broadcast).
+  /// Steps 2-8 with every block folded in registers (folds_in_warps): the block totals, then
+  /// team_row_scalars.
   KOKKOS_INLINE_FUNCTION RowMath::RowScalars row_scalars_warp_fold(const member_type& team,
                                                                    const CodeUpdateTable& table,
                                                                    std::int64_t row,
                                                                    LanePartial* block_total) const {
     const std::int64_t n = units();
     const int rank = team.team_rank(), size = team.team_size();
-    // Read before the barrier: rank 0 stores the row's new v and scale after it.
-    const float v_old = v(row), s_old = scale(row);
     // Team-uniform rounds, so that every lane of a warp takes part in the shuffles.
     for (std::int64_t base = 0; base < n; base += size) {
       const std::int64_t u = base + rank;
@@ -220,13 +225,11 @@ struct RowUpdateKernel {
       if (u < n && u % unit_groups == 0) block_total[u / unit_groups] = p[0];
     }
     team.team_barrier();
-    LanePartial sums{};
-    for (std::int64_t b = 0; b < blocks(); ++b) RowMath::add_block(sums, block_total[b], b == 0);
-    return RowMath::row_scalars(k, sums, v_old, s_old);
+    return team_row_scalars(team, row, block_total, 1);
   }
 
-  /// Steps 2-8 through the lane partials in scratch: fold_lanes per block, then one thread adds
-  /// the blocks and broadcasts the row scalars.
+  /// Steps 2-8 through the lane partials in scratch: fold_lanes per block, then
+  /// team_row_scalars.
   KOKKOS_INLINE_FUNCTION RowMath::RowScalars row_scalars_scratch_fold(const member_type& team,
                                                                       const CodeUpdateTable& table,
                                                                       std::int64_t row,
@@ -244,13 +247,23 @@ struct RowUpdateKernel {
       RowMath::fold_lanes(partial + b * RowMath::sum_lanes);
     });
     team.team_barrier();
+    return team_row_scalars(team, row, partial, RowMath::sum_lanes);
+  }
+
+  /// Steps 3-8 after the block totals (block b's at totals[b * stride]): one thread adds them in
+  /// ascending order and forms the row scalars, which the team then reads. (Every thread doing
+  /// it took a GPU team's threads about 10% of the H200's dense update at 4096 x 4096.)
+  KOKKOS_INLINE_FUNCTION RowMath::RowScalars team_row_scalars(const member_type& team,
+                                                              std::int64_t row,
+                                                              const LanePartial* totals,
+                                                              std::int64_t stride) const {
     RowMath::RowScalars rs;
     Kokkos::single(
         Kokkos::PerTeam(team),
         [&](RowMath::RowScalars& r) {
           LanePartial sums{};
           for (std::int64_t b = 0; b < blocks(); ++b) {
-            RowMath::add_block(sums, partial[b * RowMath::sum_lanes], b == 0);
+            RowMath::add_block(sums, totals[b * stride], b == 0);
           }
           r = RowMath::row_scalars(k, sums, v(row), scale(row));
         },
@@ -341,7 +354,7 @@ struct RowUpdateKernel {
     const std::int64_t n = units();
     CodeUpdateTable& table = team_table(scratch);
     auto* partial = reinterpret_cast<LanePartial*>(scratch + table_bytes);
-    table.fill(k.C, rank, size);
+    code_table.copy_to(table, rank, size);
     team.team_barrier();
 
     // Steps 2-8: every lane chain of the row, then per block the fixed fold, then the blocks in
@@ -467,7 +480,7 @@ struct RowUpdateKernel {
   /// Whether every group of the gradient's rows can be read as one 16-byte vector: an aligned
   /// start and a row stride of whole vectors. (The twentieth session's ncu counters of the H200's
   /// row update show four scalar loads per group; the unit tests pin this condition.)
-  static bool vector_rows(const decltype(grad)& g) {
+  static bool vector_rows(const Kokkos::View<const float**, Kokkos::LayoutRight, memory_space>& g) {
     return reinterpret_cast<std::uintptr_t>(g.data()) % 16 == 0 && g.stride(0) % 4 == 0;
   }
 
@@ -502,11 +515,20 @@ struct RowUpdateKernel {
   /// Enqueues the update of all rows of the views on `space` with `requested_team_size` threads
   /// per row (0 = the backend's default); skipped rows are added to `skipped`. Does not wait.
   void enqueue(const ExecSpace& space, int requested_team_size) const {
+    if constexpr (!VectorRows && !host_rows(1)) {
+      // GPUs: a kernel for rows of whole vectors (predicated scalar loads beside each vector
+      // load cost issue slots).
+      if (vector_rows(grad)) {
+        RowUpdateKernel<ExecSpace, true>{codes, scale, v, grad, k, skipped}.enqueue(
+            space, requested_team_size);
+        return;
+      }
+    }
     const std::int64_t rows = codes.extent(0);
     const int team_size = resolve_team_size(space, requested_team_size, k.in);
     if (rows == 0) return;
     RowUpdateKernel kernel = *this;
-    kernel.vector_loads = vector_rows(grad);
+    kernel.code_table.fill(k.C, 0, 1);
     const std::size_t bytes = scratch_bytes(k.in, team_size);
     const auto launch = [&](auto policy) {
       kernel.scratch_level = bytes <= std::size_t(policy.scratch_size_max(0)) ? 0 : 1;
