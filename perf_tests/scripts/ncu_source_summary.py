@@ -12,6 +12,7 @@ import re
 import sys
 
 ISSUE = "Warp Stall Sampling (All Samples)"
+PREDICATED_ON = "Predicated-On Thread Instructions Executed"
 
 
 def opcode(source):
@@ -36,6 +37,10 @@ def main(path):
                 reasons[header[i][len("stall_"):]] += int(r[i] or 0)
         instructions, samples = sum(ops.values()), sum(reasons.values())
         print(f"== {name}: {instructions} warp instructions, {samples} stall samples")
+        # A predicated instruction issues whether or not any thread runs it: count those that
+        # none ran (e.g. one branch of a select the compiler made into predication).
+        idle = sum(executed(r) for r in part if not int(r[col[PREDICATED_ON]] or 0))
+        print(f"  predicated off in every thread: {idle} ({100 * idle / max(instructions, 1):.1f}%)")
         for op, n in ops.most_common(16):
             print(f"  {op:26s} {n:12d} {100 * n / max(instructions, 1):5.1f}%")
         print("  stall reasons: " + ", ".join(
