@@ -3,8 +3,6 @@
 
 #include "impl/TernaryCounter_CodeUpdateTable.hpp"
 
-#include <cstring>
-
 namespace TernaryCounter::Test {
 namespace {
 
@@ -133,14 +131,12 @@ TEST(Codes, CarrySplitEqualsTruncatingDivisionOverItsRange) {
 }
 
 TEST(Codes, CodeUpdateTableEqualsStepTenForEveryDepthCodeAndCounterSum) {
-  // The GPU row update reads step 10 and the old codes' counters from this table: the host
-  // fills it, a team copies it strided by its rank. So check a copy made in 7 interleaved parts
-  // over a table of junk. Hosts compute step 10 in floats (code_after_float).
+  // The GPU row update reads step 10 and the old codes' counters from this table; a team fills
+  // it strided by its rank, so fill it here in 7 interleaved parts. Hosts compute step 10 in
+  // floats (code_after_float).
   for (int C = min_counter_depth; C <= max_counter_depth; ++C) {
-    Impl::CodeUpdateTable filled{}, table;
-    filled.fill(C, 0, 1);
-    std::memset(static_cast<void*>(&table), 0xA5, sizeof table);
-    for (int part = 0; part < 7; ++part) filled.copy_to(table, part, 7);
+    Impl::CodeUpdateTable table{};
+    for (int part = 0; part < 7; ++part) table.fill(C, part, 7);
     for (int code = 0; code < Impl::CodeUpdateTable::code_values; ++code) {
       const Impl::CodeUpdateTable::OldCode old = table.old_code[code];
       ASSERT_EQ(bits(old.counter), bits(float(decode_counter(code, C)))) << "C=" << C;

@@ -1,10 +1,10 @@
 // SPEC §3 step 10 and the decoding of the old codes as lookups, for the row update's GPU
 // teams. Step 10 is integer compares, selects and multiplies by C on values that take few
-// distinct values: the old code has 64, the counter sum cc of step 9 has 6C + 1 ([-3C, 3C]). The
-// host fills this table once per call from RowMath's own functions, so the results are those of
-// RowMath::updated_code by construction; each team copies it into shared memory once per row
-// (team scratch; on CUDA a static __shared__ variable, RowUpdateKernel::team_table), a few
-// entries per thread, and then spends a load per weight where it spent about 25 instructions.
+// distinct values: the old code has 64, the counter sum cc of step 9 has 6C + 1 ([-3C, 3C]). A
+// team fills this table in shared memory once per row (team scratch; on CUDA a static __shared__
+// variable, RowUpdateKernel::team_table), a few entries per thread, from RowMath's own functions,
+// so the results are those of RowMath::updated_code by construction, and then spends a load per
+// weight where it spent about 25 instructions.
 #pragma once
 
 #include "TernaryCounter_Codes.hpp"
@@ -30,7 +30,8 @@ struct CodeUpdateTable {
   float ternary[code_values];           ///< t of each code, as a float (the row sums of step 2)
   std::uint8_t new_code[3 * max_sums];  ///< [t + 1][cc + 3C]: the code after step 10
 
-  /// Entries e = start, start + stride, ... of the table for counter depth C.
+  /// Entries e = start, start + stride, ... of the table for counter depth C (a team passes its
+  /// rank and size; it must synchronize before reading).
   KOKKOS_INLINE_FUNCTION void fill(int C, int start, int stride) {
     const int sums = 6 * C + 1, count = code_values + 3 * sums;
     for (int e = start; e < count; e += stride) {
@@ -44,17 +45,6 @@ struct CodeUpdateTable {
     }
   }
 
-  /// Entries start, start + stride, ... of `to` made this table's (a team passes its rank and
-  /// size, and synchronizes before reading). Filling the table took a GPU team's threads about
-  /// 10% of the H200's dense update at 4096 x 4096 (integer divisions by C); copying takes a few
-  /// loads and stores each.
-  KOKKOS_INLINE_FUNCTION void copy_to(CodeUpdateTable& to, int start, int stride) const {
-    for (int e = start; e < code_values; e += stride) {
-      to.old_code[e] = old_code[e];
-      to.ternary[e] = ternary[e];
-    }
-    for (int e = start; e < 3 * max_sums; e += stride) to.new_code[e] = new_code[e];
-  }
   /// The code after step 10 of a weight whose old code is `old` and whose counter sum is cc.
   KOKKOS_INLINE_FUNCTION int next(const OldCode& old, int cc) const {
     return new_code[old.first + cc];

@@ -61,7 +61,6 @@ struct RowUpdateKernel {
   /// Rows skipped, added to atomically (rare) instead of a reduction the host would wait for.
   Kokkos::View<std::int64_t, memory_space> skipped;
   int scratch_level = 0;
-  CodeUpdateTable code_table{};  ///< filled by the host (enqueue), copied by each team
 
   /// A unit's gradient and code words, loaded whole for the hosts' flat code update
   /// (update_unit_flat). GPU threads read a unit a group at a time instead, in the row sums and
@@ -252,7 +251,8 @@ struct RowUpdateKernel {
 
   /// Steps 3-8 after the block totals (block b's at totals[b * stride]): one thread adds them in
   /// ascending order and forms the row scalars, which the team then reads. (Every thread doing
-  /// it took a GPU team's threads about 10% of the H200's dense update at 4096 x 4096.)
+  /// it was 10% of the instructions of the H200's dense update at 4096 x 4096, though not
+  /// measurably of its time: docs/PERFORMANCE.md, twenty-first session.)
   KOKKOS_INLINE_FUNCTION RowMath::RowScalars team_row_scalars(const member_type& team,
                                                               std::int64_t row,
                                                               const LanePartial* totals,
@@ -354,7 +354,7 @@ struct RowUpdateKernel {
     const std::int64_t n = units();
     CodeUpdateTable& table = team_table(scratch);
     auto* partial = reinterpret_cast<LanePartial*>(scratch + table_bytes);
-    code_table.copy_to(table, rank, size);
+    table.fill(k.C, rank, size);
     team.team_barrier();
 
     // Steps 2-8: every lane chain of the row, then per block the fixed fold, then the blocks in
@@ -516,8 +516,8 @@ struct RowUpdateKernel {
   /// per row (0 = the backend's default); skipped rows are added to `skipped`. Does not wait.
   void enqueue(const ExecSpace& space, int requested_team_size) const {
     if constexpr (!VectorRows && !host_rows(1)) {
-      // GPUs: a kernel for rows of whole vectors (predicated scalar loads beside each vector
-      // load cost issue slots).
+      // GPUs: a kernel for rows of whole vectors. One kernel with both loads issued the
+      // scalar ones predicated off beside each vector load (4.5% of its instructions).
       if (vector_rows(grad)) {
         RowUpdateKernel<ExecSpace, true>{codes, scale, v, grad, k, skipped}.enqueue(
             space, requested_team_size);
@@ -528,7 +528,6 @@ struct RowUpdateKernel {
     const int team_size = resolve_team_size(space, requested_team_size, k.in);
     if (rows == 0) return;
     RowUpdateKernel kernel = *this;
-    kernel.code_table.fill(k.C, 0, 1);
     const std::size_t bytes = scratch_bytes(k.in, team_size);
     const auto launch = [&](auto policy) {
       kernel.scratch_level = bytes <= std::size_t(policy.scratch_size_max(0)) ? 0 : 1;
