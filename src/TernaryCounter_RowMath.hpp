@@ -76,8 +76,7 @@ struct RowScalars {
   float ratio;  ///< s_old / s_new
   float cs;     ///< C / s_new
   float denom;
-  float inv_denom;  ///< 1 / denom, for reciprocal_quotient
-  bool skip;        ///< the row's gradient is not finite: leave the row untouched
+  bool skip;  ///< the row's gradient is not finite: leave the row untouched
 };
 
 // A test of the exponent bits rather than isfinite(), which a -ffinite-math-only compilation
@@ -118,7 +117,6 @@ KOKKOS_INLINE_FUNCTION RowScalars row_scalars(const UpdateConstants& k, LanePart
     denom = denom / min_f(k.clip / max_f(row_norm, 1e-30f), 1.0f);
   }
   r.denom = denom;
-  r.inv_denom = 1.0f / denom;
   const float step = k.lr_scale * grad_s;
   r.s_new = min_f(max_f(s_old - step, 1e-5f), 10.0f);
   r.ratio = s_old / r.s_new;
@@ -135,28 +133,11 @@ KOKKOS_INLINE_FUNCTION float truncated_quotient(float n, int C) {
   return n < 0.0f ? -quotient : quotient;
 }
 
-/// Whether x is a gradient or denominator for reciprocal_quotient: |x| in [2^-60, 2^60]. With
-/// both in that range the quotient lies in [2^-120, 2^120], and the product, the residual and
-/// the correction stay normal and finite; zeros, subnormals and the rest divide.
-KOKKOS_INLINE_FUNCTION bool in_reciprocal_range(float x) {
-  const float a = Kokkos::fabs(x);
-  return a >= 0x1p-60f && a <= 0x1p60f;
-}
-/// g / denom (step 9) from inv = 1 / denom: q = g inv, corrected once by the residual g - q denom
-/// (Markstein's correction). For g and denom in_reciprocal_range it is the correctly rounded
-/// quotient, the division's bits: the scaling by powers of two leaves it a matter of the two
-/// mantissas, and the unit test Quotients.* compares it with the division for every mantissa
-/// pair (on a GPU; sampled pairs on hosts). A multiply and two fmas where the division takes a
-/// reciprocal, four fmas and a range check with a branch (GPUs).
-KOKKOS_INLINE_FUNCTION float reciprocal_quotient(float g, float denom, float inv) {
-  const float q = g * inv;
-  return Kokkos::fma(Kokkos::fma(-q, denom, g), inv, q);
-}
-/// Step 9 from q = g / denom: the counter sum cc of a weight whose old counter is c (as a float),
-/// in [-3C, 3C] (the clamp of val keeps it there), as a float (an integer, exact).
-KOKKOS_INLINE_FUNCTION float counter_sum_of_quotient(const UpdateConstants& k, const RowScalars& r,
-                                                     float c, float q, float u) {
-  const float scaled = (-k.lr) * q;
+/// Step 9: the counter sum cc of a weight whose old counter is c (as a float), in [-3C, 3C]
+/// (the clamp of val keeps it there), as a float (an integer, exact).
+KOKKOS_INLINE_FUNCTION float counter_sum_float(const UpdateConstants& k, const RowScalars& r,
+                                               float c, float g, float u) {
+  const float scaled = (-k.lr) * (g / r.denom);
   const float tick = scaled * r.cs;
   const float carried = c * r.ratio;
   float val = carried + tick;
@@ -164,10 +145,9 @@ KOKKOS_INLINE_FUNCTION float counter_sum_of_quotient(const UpdateConstants& k, c
   const float f = Kokkos::floor(val);
   return u < val - f ? f + 1.0f : f;
 }
-/// Step 9 from the gradient g.
-KOKKOS_INLINE_FUNCTION float counter_sum_float(const UpdateConstants& k, const RowScalars& r,
-                                               float c, float g, float u) {
-  return counter_sum_of_quotient(k, r, c, g / r.denom, u);
+KOKKOS_INLINE_FUNCTION int counter_sum(const UpdateConstants& k, const RowScalars& r, float c,
+                                       float g, float u) {
+  return int(counter_sum_float(k, r, c, g, u));
 }
 
 /// Step 10: the new code of a weight whose old ternary is t and whose counter sum is cc, in

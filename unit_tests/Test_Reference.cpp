@@ -108,18 +108,19 @@ TEST(Reference, UpdateFromIoWithSmallWorkspaceAndRowOffset) {
   }
 }
 
-// GPUs divide a gradient by the row's denominator through its reciprocal where both are in
-// RowMath::in_reciprocal_range and divide elsewhere: rows whose groups mix zeros, subnormals and
+// Gradients and denominators at the edges of float: rows whose groups mix zeros, subnormals and
 // values beyond 2^60 with ordinary ones, a row of tiny denominator and one of huge denominator.
-TEST(Reference, GradientsAndDenominatorsOutsideTheReciprocalRange) {
+// (Guards a GPU division by the row's reciprocal, measured and not kept in the twenty-first
+// session: any shortcut of step 9's division must keep these bits.)
+TEST(Reference, GradientsAndDenominatorsAtTheEdgesOfFloat) {
   Case c = random_case("dense", 5, 1028, 0, 1);  // lagged: the denominators are sqrt(v_in)
   c.params.rms_eps = 1e-30;
   const float specials[] = {0.0f, -0.0f, 1e-40f, -0x1p-61f, 0x1p-60f, 0x1p60f, -0x1p61f, 3e-39f};
   // Every 7th column of row 0 (its sum of squares, about 1.2e38, stays finite).
   for (std::int64_t i = 0; i < c.in; i += 7) c.grad_w[i] = specials[(i / 7) % 8];
   for (std::int64_t i = 0; i < c.in; ++i) c.grad_w[c.in + i] = 1e-25f * (i % 3 ? 1.0f : -1.0f);
-  c.v_in[1] = 1e-40f;  // denominator 1e-20, below 2^-60
-  c.v_in[2] = 1e37f;   // denominator 3e18, above 2^60
+  c.v_in[1] = 1e-40f;  // denominator 1e-20
+  c.v_in[2] = 1e37f;   // denominator 3e18
   const Result want = run_reference(c);
   EXPECT_EQ(want.skipped, 0);
   EXPECT_TRUE(bit_exact(run_case(c), want));

@@ -271,34 +271,16 @@ struct RowUpdateKernel {
     return rs;
   }
 
-  /// Steps 9-10 for weight pos of group r of unit u, whose code word is `word` and whose
-  /// gradients over the denominator are q: step 10 and the decoding by the table. Element
-  /// indices are taken mod 2^32, so the row's base is reduced once per unit.
+  /// Steps 9-10 for weight pos of group r of unit u, whose code word is `word`: step 10 and
+  /// the decoding by the table. Element indices are taken mod 2^32, so the row's base is reduced
+  /// once per unit.
   KOKKOS_INLINE_FUNCTION int new_code(const CodeUpdateTable& table, std::uint32_t row_base,
-                                      std::int64_t u, std::uint32_t word,
-                                      const float (&q)[codes_per_group],
+                                      std::int64_t u, std::uint32_t word, const Float4& g,
                                       const RowMath::RowScalars& rs, int r, int pos) const {
     const std::uint32_t i = std::uint32_t(codes_per_group * unit_group(u, r) + pos);
     const CodeUpdateTable::OldCode old = table.old_code[group_code(word, pos)];
-    const float u01 = uniform01(k.seed, row_base + i);
-    return table.next(old, int(RowMath::counter_sum_of_quotient(k, rs, old.counter, q[pos], u01)));
-  }
-  /// g / denom for the 4 weights of a group: by the row's reciprocal where every operand is in
-  /// its range (RowMath::reciprocal_quotient; one branch per group, rarely divergent), else
-  /// divided. (A division per weight was about 10 instructions and a branch of its own.)
-  KOKKOS_INLINE_FUNCTION static void group_quotients(const Float4& g, const RowMath::RowScalars& rs,
-                                                     float (&q)[codes_per_group]) {
-    bool reciprocal = RowMath::in_reciprocal_range(rs.denom);
-    for (int pos = 0; pos < codes_per_group; ++pos) {
-      reciprocal = reciprocal && RowMath::in_reciprocal_range(g.v[pos]);
-    }
-    if (reciprocal) {
-      for (int pos = 0; pos < codes_per_group; ++pos) {
-        q[pos] = RowMath::reciprocal_quotient(g.v[pos], rs.denom, rs.inv_denom);
-      }
-    } else {
-      for (int pos = 0; pos < codes_per_group; ++pos) q[pos] = g.v[pos] / rs.denom;
-    }
+    return table.next(
+        old, RowMath::counter_sum(k, rs, old.counter, g.v[pos], uniform01(k.seed, row_base + i)));
   }
 
   /// Steps 9-10 for one unit. Hosts load it whole and compute all its codes in one flat loop,
@@ -342,11 +324,9 @@ struct RowUpdateKernel {
                                                    const CodeUpdateTable& table) const {
     const std::uint32_t row_base = element_index(k.row_offset + row, k.in, 0);
     for_each_group(row, u, [&](int r, const Float4& g, std::uint32_t word) {
-      float q[codes_per_group];
-      group_quotients(g, rs, q);
       int next[codes_per_group];
       for (int pos = 0; pos < codes_per_group; ++pos) {
-        next[pos] = new_code(table, row_base, u, word, q, rs, r, pos);
+        next[pos] = new_code(table, row_base, u, word, g, rs, r, pos);
       }
       store_codes(row, u, r, next);
     });
