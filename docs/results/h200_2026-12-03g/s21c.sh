@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Session 21 call 4, in the device time left (about 4 minutes): the final tree (f5a5a13, the
+# Session 21, prepared for the next device session (not run: the device time was spent): the
+# final tree (f5a5a13, the
 # source of f67e9d2) through the CUDA conformance runner only, each result written as it comes.
 cd "$(dirname "$0")/../../.."
 export OUT=${OUT:-out}; mkdir -p $OUT
