@@ -250,9 +250,9 @@ struct RowUpdateKernel {
   }
 
   /// Steps 3-8 after the block totals (block b's at totals[b * stride]): one thread adds them in
-  /// ascending order and forms the row scalars, which the team then reads. (Every thread doing
-  /// it was 10% of the instructions of the H200's dense update at 4096 x 4096, though not
-  /// measurably of its time: docs/PERFORMANCE.md, twenty-first session.)
+  /// ascending order and forms the row scalars, which the team then reads; both folds end here.
+  /// (Every thread doing it was 10% of the instructions of the H200's dense update at 4096 x
+  /// 4096, though not measurably of its time: docs/PERFORMANCE.md, twenty-first session.)
   KOKKOS_INLINE_FUNCTION RowMath::RowScalars team_row_scalars(const member_type& team,
                                                               std::int64_t row,
                                                               const LanePartial* totals,
@@ -478,8 +478,7 @@ struct RowUpdateKernel {
   }
 
   /// Whether every group of the gradient's rows can be read as one 16-byte vector: an aligned
-  /// start and a row stride of whole vectors. (The twentieth session's ncu counters of the H200's
-  /// row update show four scalar loads per group; the unit tests pin this condition.)
+  /// start and a row stride of whole vectors (the unit tests pin this condition).
   static bool vector_rows(const Kokkos::View<const float**, Kokkos::LayoutRight, memory_space>& g) {
     return reinterpret_cast<std::uintptr_t>(g.data()) % 16 == 0 && g.stride(0) % 4 == 0;
   }
