@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Session 21, prepared for the next device session (not run: the device time was spent): the
-# final tree (f5a5a13, the
-# source of f67e9d2) through the CUDA conformance runner only, each result written as it comes.
+# Session 21, prepared for a device session with little time (not run: this session's device
+# time was spent): the final tree (f5a5a13, the source of f67e9d2) through the CUDA
+# conformance runner only, each result written as it comes.
 cd "$(dirname "$0")/../../.."
 export OUT=${OUT:-out}; mkdir -p $OUT
 t0=$(date +%s); el() { echo "[$(( $(date +%s) - t0 )) s] $*" | tee -a $OUT/summary.txt; }
