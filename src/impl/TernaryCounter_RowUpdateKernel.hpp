@@ -177,11 +177,11 @@ struct RowUpdateKernel {
       f(r, g, word);
     }
   }
-  /// Groups whose loads the row sums and the code update issue together (H200, dense update,
-  /// twenty-second session: the row sums 4 at a time made it 8-13% faster, 8 at a time no
-  /// faster than 4).
+  /// Groups whose loads the row sums issue together. H200, dense update (twenty-second
+  /// session): 4 at a time 8-13% faster than 1, 8 no faster than 4. The code update loads a
+  /// group at a time: 2 at a time was 2% faster on rows of 4096 and 30-100% slower on rows of
+  /// 16384 and 32768.
   static constexpr int row_sum_batch = 4;
-  static constexpr int code_update_batch = 1;
 
   /// Step 2 for unit u of `row`: its 4 lane chains, the ternaries read from the table.
   KOKKOS_INLINE_FUNCTION void lane_chains(const CodeUpdateTable& table, std::int64_t row,
@@ -344,7 +344,7 @@ struct RowUpdateKernel {
                                                    const RowMath::RowScalars& rs,
                                                    const CodeUpdateTable& table) const {
     const std::uint32_t row_base = element_index(k.row_offset + row, k.in, 0);
-    for_each_group<code_update_batch>(row, u, [&](int r, const Float4& g, std::uint32_t word) {
+    for_each_group<1>(row, u, [&](int r, const Float4& g, std::uint32_t word) {
       int next[codes_per_group];
       for (int pos = 0; pos < codes_per_group; ++pos) {
         next[pos] = new_code(table, row_base, u, word, g, rs, r, pos);
