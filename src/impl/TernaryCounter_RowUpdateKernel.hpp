@@ -178,7 +178,7 @@ struct RowUpdateKernel {
     }
   }
   /// Groups whose loads the row sums issue together. H200, dense update (twenty-second
-  /// session): 4 at a time 8-13% faster than 1, 8 no faster than 4. The code update loads a
+  /// session): 4 at a time 8-14% faster than 1, 8 no faster than 4. The code update loads a
   /// group at a time: 2 at a time was 2% faster on rows of 4096 and 30-100% slower on rows of
   /// 16384 and 32768.
   static constexpr int row_sum_batch = 4;
