@@ -3,8 +3,8 @@
 //
 // Work unit: the 8 packed groups b*64 + s + 8r (r = 0..7) of canonical block b, which hold the
 // complete chains of lanes 4s..4s+3 (see RowMath::accumulate_group). A unit reads its gradient
-// a group at a time (as 16-byte vectors where the rows allow), and the units of a warp read
-// contiguous memory.
+// by groups (as 16-byte vectors where the rows allow; the row sums issue 4 groups' loads at a
+// time), and the units of a warp read contiguous memory.
 // GPU threads read the old codes' ternaries and counters and step 10 from a table in shared memory
 // (CodeUpdateTable). Host threads that own a whole row (the hosts' default) walk it a canonical
 // block at a time instead, in loops over contiguous columns that compilers vectorize (host_row).
@@ -63,10 +63,10 @@ struct RowUpdateKernel {
   int scratch_level = 0;
 
   /// A unit's gradient and code words, loaded whole for the hosts' flat code update
-  /// (update_unit_flat). GPU threads read a unit a group at a time instead, in the row sums and
-  /// again in the code update: a whole unit lived in local memory there (a 368-byte stack frame,
-  /// more local memory per multiprocessor than its L1), and reading it twice from memory made the
-  /// H200's dense update 11-17% faster (16384 x 16384 1.27 -> 1.13 ms, 4096 x 4096 0.10 ->
+  /// (update_unit_flat). GPU threads read a unit by groups instead (for_each_group), in the row
+  /// sums and again in the code update: a whole unit lived in local memory there (a 368-byte stack
+  /// frame, more local memory per multiprocessor than its L1), and reading it twice from memory
+  /// made the H200's dense update 11-17% faster (16384 x 16384 1.27 -> 1.13 ms, 4096 x 4096 0.10 ->
   /// 0.085; docs/PERFORMANCE.md, twentieth session).
   struct Unit {
     Float4 g[unit_groups];
