@@ -2,7 +2,7 @@
 """Summarizes ncu's per-instruction CSV (`ncu -i R --page source --csv --print-source sass`):
 where a kernel's warp instructions and stall samples go, by opcode, by stall reason, and for a
 kernel with an fma loop, inside and outside it (the loop = the first to the last executed FFMA),
-and shared-memory wavefronts by opcode.
+shared-memory wavefronts by opcode, and by the parts between a team kernel's barriers.
 
     perf_tests/scripts/ncu_source_summary.py ncu_source_KERNEL.csv
 """
@@ -71,6 +71,24 @@ def main(path):
             per = ", ".join(f"{k:g}: {v}" for k, v in sorted(ratios[op].items()))
             print(f"  {op:14s} {counts[op]:12d} instructions {w:12d} wavefronts"
                   f" ({w / counts[op]:.2f} each; instructions by wavefronts each: {per})")
+    # A team kernel's phases end at its barriers: where its instructions and waits go by phase.
+    bars = [k for k, r in enumerate(lines) if opcode(r[col["Source"]]).startswith("BAR.SYNC")]
+    if bars:
+        total = max(sum(sampled(r) for r in lines), 1)
+        print("== between barriers (SASS order; a part ends with its barrier)")
+        for first, last in zip([0] + [b + 1 for b in bars], bars + [len(lines) - 1]):
+            part = lines[first : last + 1]
+            n, samples = sum(executed(r) for r in part), sum(sampled(r) for r in part)
+            if not n and not samples:
+                continue
+            reasons = collections.Counter()
+            for r in part:
+                for i in stalls:
+                    reasons[header[i][len("stall_"):]] += int(r[i] or 0)
+            top = ", ".join(f"{k} {100 * v / max(samples, 1):.0f}%"
+                            for k, v in reasons.most_common(3))
+            print(f"  {lines[first][0][-5:]}..{lines[last][0][-5:]} {n:12d} instructions"
+                  f" {100 * samples / total:5.1f}% of samples ({top})")
     print("== most sampled instructions")
     for r in sorted(lines, key=lambda r: -sampled(r))[:20]:
         top = sorted(((header[i][6:], int(r[i] or 0)) for i in stalls), key=lambda kv: -kv[1])[:3]
