@@ -3,6 +3,9 @@
 #include "Test_Helpers.hpp"
 #include "impl/TernaryCounter_RowUpdateKernel.hpp"
 
+#include <tuple>
+#include <type_traits>
+
 namespace TernaryCounter::Test {
 namespace {
 
@@ -113,6 +116,55 @@ TEST(RowUpdateLoads, GradientRowsOfScalarsGiveTheSpecsBits) {
     p.team_size = team_size;
     const std::int64_t skipped = update(ExecSpace{}, state, grad, p).skipped_rows;
     EXPECT_TRUE(bit_exact(Conformance::result_of(to_host(state), skipped), want));
+  }
+}
+
+// A unit's groups read a batch at a time (the row sums' loads) are the groups read one at a
+// time, in the same order: full units take the batched loop, a row's short last block the loop
+// with a break. Host memory, so that the visits can be recorded.
+TEST(RowUpdateLoads, BatchedGroupReadsVisitTheSameGroupsInOrder) {
+  using Space = Kokkos::DefaultHostExecutionSpace;
+  using Kernel = Impl::RowUpdateKernel<Space>;
+  using Visit = std::tuple<int, float, float, float, float, std::uint32_t>;
+  for (const std::int64_t in : {4, 100, 256, 260, 1000, 2048}) {
+    SCOPED_TRACE("in " + std::to_string(in));
+    constexpr std::int64_t rows = 3;
+    const Kokkos::View<float**, Kokkos::LayoutRight, Kokkos::HostSpace> grad("grad", rows, in);
+    const Kokkos::View<std::uint8_t**, Kokkos::LayoutRight, Kokkos::HostSpace> codes(
+        "codes", rows, in / codes_per_group * bytes_per_group);
+    for (std::int64_t r = 0; r < rows; ++r) {  // every value tells where it came from
+      for (std::int64_t j = 0; j < in; ++j) grad(r, j) = float(r * in + j);
+      for (std::size_t b = 0; b < codes.extent(1); ++b)
+        codes(r, b) = std::uint8_t((r + 7 * b) % 251);
+    }
+    Kernel kernel;
+    kernel.grad = grad;
+    kernel.codes = codes;
+    kernel.k.in = in;
+    const auto visits = [&](auto batch, std::int64_t row, std::int64_t u) {
+      std::vector<Visit> seen;
+      kernel.template for_each_group<decltype(batch)::value>(
+          row, u, [&](int r, const Impl::Float4& g, std::uint32_t word) {
+            seen.emplace_back(r, g.v[0], g.v[1], g.v[2], g.v[3], word);
+          });
+      return seen;
+    };
+    for (std::int64_t row = 0; row < rows; ++row) {
+      for (std::int64_t u = 0; u < kernel.units(); ++u) {
+        const std::vector<Visit> one = visits(std::integral_constant<int, 1>{}, row, u);
+        ASSERT_EQ(std::int64_t(one.size()), kernel.group_count(u));
+        for (const auto& [r, g0, g1, g2, g3, word] : one) {  // group r of unit u, read whole
+          const std::int64_t col = codes_per_group * Kernel::unit_group(u, r);
+          EXPECT_EQ(std::make_tuple(g0, g1, g2, g3),
+                    std::make_tuple(grad(row, col), grad(row, col + 1), grad(row, col + 2),
+                                    grad(row, col + 3)));
+          EXPECT_EQ(word, load_group(&codes(row, col / codes_per_group * bytes_per_group)));
+        }
+        EXPECT_EQ(visits(std::integral_constant<int, 2>{}, row, u), one);
+        EXPECT_EQ(visits(std::integral_constant<int, 4>{}, row, u), one);
+        EXPECT_EQ(visits(std::integral_constant<int, 8>{}, row, u), one);
+      }
+    }
   }
 }
 
