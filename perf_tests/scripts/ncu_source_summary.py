@@ -29,12 +29,17 @@ def main(path):
     executed = lambda r: int(r[col["Instructions Executed"]] or 0)
     sampled = lambda r: int(r[col[ISSUE]] or 0)
 
-    def report(name, part):
-        ops, reasons = collections.Counter(), collections.Counter()
+    def stall_reasons(part):
+        reasons = collections.Counter()
         for r in part:
-            ops[opcode(r[col["Source"]])] += executed(r)
             for i in stalls:
                 reasons[header[i][len("stall_"):]] += int(r[i] or 0)
+        return reasons
+
+    def report(name, part):
+        ops, reasons = collections.Counter(), stall_reasons(part)
+        for r in part:
+            ops[opcode(r[col["Source"]])] += executed(r)
         instructions, samples = sum(ops.values()), sum(reasons.values())
         print(f"== {name}: {instructions} warp instructions, {samples} stall samples")
         # A predicated instruction issues whether or not any thread runs it: count those that
@@ -81,11 +86,8 @@ def main(path):
             n, samples = sum(executed(r) for r in part), sum(sampled(r) for r in part)
             if not n and not samples:
                 continue
-            reasons = collections.Counter()
-            for r in part:
-                for i in stalls:
-                    reasons[header[i][len("stall_"):]] += int(r[i] or 0)
-            top = ", ".join(f"{k} {100 * v / max(samples, 1):.0f}%"
+            reasons = stall_reasons(part)
+            top = ", ".join(f"{k} {100 * v / max(sum(reasons.values()), 1):.0f}%"
                             for k, v in reasons.most_common(3))
             print(f"  {lines[first][0][-5:]}..{lines[last][0][-5:]} {n:12d} instructions"
                   f" {100 * samples / total:5.1f}% of samples ({top})")
