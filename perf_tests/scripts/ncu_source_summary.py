@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """Summarizes ncu's per-instruction CSV (`ncu -i R --page source --csv --print-source sass`):
 where a kernel's warp instructions and stall samples go, by opcode, by stall reason, and for a
-kernel with an fma loop, inside and outside it (the loop = the first to the last executed FFMA),
-shared-memory wavefronts by opcode, and by the parts between a team kernel's barriers.
+kernel with an fma loop, inside and outside it (the loop = the first to the last executed FFMA in
+SASS order; code placed before or after it may still run every iteration, as a tile kernel's
+loads and staging do), shared-memory wavefronts by opcode, and by the parts between a team
+kernel's barriers.
 
     perf_tests/scripts/ncu_source_summary.py ncu_source_KERNEL.csv
 """
@@ -54,9 +56,9 @@ def main(path):
     report("kernel", lines)
     fmas = [k for k, r in enumerate(lines) if opcode(r[col["Source"]]) == "FFMA" and executed(r)]
     if fmas:
-        report("before the fma loop", lines[: fmas[0]])
+        report("before the fma loop (SASS order)", lines[: fmas[0]])
         report("fma loop", lines[fmas[0] : fmas[-1] + 1])
-        report("after the fma loop", lines[fmas[-1] + 1 :])
+        report("after the fma loop (SASS order)", lines[fmas[-1] + 1 :])
     shared = [i for i, h in enumerate(header)
               if "Wavefronts Shared" in h and "Ideal" not in h and "Excessive" not in h]
     if shared:
