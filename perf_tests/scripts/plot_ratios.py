@@ -42,8 +42,8 @@ def main():
 
     rows = []
     for r in records:
-        label = f"{r['out']}x{r['in']}x{r['M']}"
-        rows.append(label + " " + " ".join(f"{r.get(key, float('nan')):.4f}" for key, _ in series))
+        shape = f"{r['out']}x{r['in']}x{r['M']}"
+        rows.append(shape + " " + " ".join(f"{r.get(key, float('nan')):.4f}" for key, _ in series))
     highest = max(r.get(key, 0.0) for r in records for key, _ in series)
     vendor = run.get("vendor_gemm", "vendor GEMM").split(" (")[0]
     label = sys.argv[3] if len(sys.argv) == 4 else f"git {run.get('git_revision', '?')[:12]}"
