@@ -163,6 +163,49 @@ struct TileGemm {
     return fetch_at<Inside>(op, k0 + run.kk, j0 + run.jj);
   }
 
+  /// GPUs, the InsideTiles kernel: packed-code operands that ask for it (defers_extraction)
+  /// keep a prefetched run as loaded (the two words that hold its group) until it is staged,
+  /// after the step's fmas; extracting the group as it was fetched waited for its loads before
+  /// the fmas (ncu at 4096 x 11008 x 4096: 9% of backward_input's stall samples wait there).
+  /// Not in the edge-tested kernel, where the words' registers cost spills.
+  template <bool Deferred>
+  static constexpr bool b_as_loaded = Deferred&& requires {
+    requires B::defers_extraction;
+  };
+  template <class Operand, bool AsLoaded>
+  struct Prefetched {
+    using type = typename Operand::raw_type;
+  };
+  template <class Operand>
+  struct Prefetched<Operand, true> {
+    using type = typename Operand::loaded_type;
+  };
+  template <bool Deferred>
+  using b_prefetch_type = typename Prefetched<B, b_as_loaded<Deferred>>::type;
+
+  /// Run q of B's slice at depth k0, as it stays in registers until expand_b.
+  template <bool Inside, bool Deferred>
+  KOKKOS_INLINE_FUNCTION b_prefetch_type<Deferred> fetch_b(std::int64_t k0, std::int64_t j0,
+                                                           int q) const {
+    if constexpr (b_as_loaded<Deferred>) {
+      static_assert(Inside, "only tiles inside the operands defer the extraction");
+      const Run<B, TC> run(q);
+      return product.b.fetch_loaded_inside(k0 + run.kk, j0 + run.jj);
+    } else {
+      return fetch<B, TC, Inside>(product.b, k0, j0, q);
+    }
+  }
+  template <bool Deferred>
+  KOKKOS_INLINE_FUNCTION Float4 expand_b(const b_prefetch_type<Deferred>& next, std::int64_t k0,
+                                         std::int64_t j0, int q) const {
+    if constexpr (b_as_loaded<Deferred>) {
+      const Run<B, TC> run(q);
+      return product.b.expand(next, product.b.group_shift(k0 + run.kk, j0 + run.jj));
+    } else {
+      return product.b.expand(next);
+    }
+  }
+
   /// GPUs: stages run q of a slice (hosts stage whole slices: host_stage).
   template <class Operand, int W, int P>
   KOKKOS_INLINE_FUNCTION static void put(float* slice, int q, const Float4& v) {
@@ -268,7 +311,7 @@ struct TileGemm {
   }
   KOKKOS_FUNCTION void operator()(InsideTiles, const member_type& team) const {
     if constexpr (T::register_accumulators) {
-      gpu_tile<true>(team, team_scratch(team), tile_row0(team), tile_col0(team));
+      gpu_tile<true, true>(team, team_scratch(team), tile_row0(team), tile_col0(team));
     }
   }
   KOKKOS_INLINE_FUNCTION void team_body(const member_type& team) const {
@@ -290,7 +333,7 @@ struct TileGemm {
 
   // One live micro-tile per thread; the next step's slices go through registers into the
   // other scratch buffer, so one barrier per step suffices.
-  template <bool Inside>
+  template <bool Inside, bool Deferred = false>
   KOKKOS_INLINE_FUNCTION void gpu_tile(const member_type& team, float* scratch, std::int64_t row0,
                                        std::int64_t col0) const {
     const int tid = team.team_rank();
@@ -302,7 +345,7 @@ struct TileGemm {
       for (int f = 0; f < MC; ++f) acc[e][f] = 0.0f;
     }
     typename A::raw_type next_a[A_VECTORS];
-    typename B::raw_type next_b[B_VECTORS];
+    b_prefetch_type<Deferred> next_b[B_VECTORS];
     const auto load = [&](std::int64_t k0) {
       TERNARYCOUNTER_UNROLL
       for (int j = 0; j < A_VECTORS; ++j) {
@@ -310,23 +353,24 @@ struct TileGemm {
       }
       TERNARYCOUNTER_UNROLL
       for (int j = 0; j < B_VECTORS; ++j) {
-        next_b[j] = fetch<B, TC, Inside>(product.b, k0, col0, tid + j * team_size);
+        next_b[j] = fetch_b<Inside, Deferred>(k0, col0, tid + j * team_size);
       }
     };
-    const auto stage = [&](float* buffer) {
+    const auto stage = [&](float* buffer, std::int64_t k0) {
       TERNARYCOUNTER_UNROLL
       for (int j = 0; j < A_VECTORS; ++j)
         put_a(buffer, tid + j * team_size, product.a.expand(next_a[j]));
       TERNARYCOUNTER_UNROLL
       for (int j = 0; j < B_VECTORS; ++j) {
-        put_b(buffer, tid + j * team_size, product.b.expand(next_b[j]));
+        const int q = tid + j * team_size;
+        put_b(buffer, q, expand_b<Deferred>(next_b[j], k0, col0, q));
       }
     };
     const std::int64_t depth = product.depth();
     const std::int64_t steps = (depth + D - 1) / D;
     if (steps > 0) {
       load(0);
-      stage(scratch);
+      stage(scratch, 0);
     }
     team.team_barrier();
     for (std::int64_t s = 0; s < steps; ++s) {
@@ -338,7 +382,7 @@ struct TileGemm {
       } else {
         micro_fma<false>(acc, current, ty, tx, int(depth - s * D));
       }
-      if (more) stage(scratch + ((s + 1) % 2) * stage_floats);
+      if (more) stage(scratch + ((s + 1) % 2) * stage_floats, (s + 1) * D);
       team.team_barrier();
     }
     store_micro_tile(acc, row0, col0, ty, tx);

@@ -129,6 +129,10 @@ struct TernaryOperand {
   using raw_type = std::conditional_t<AlongDepth, std::uint32_t, Raw>;
 
   static constexpr bool inside_path = true;
+  /// TileGemm's inside tiles keep prefetched runs as loaded until staged (fetch_loaded_inside):
+  /// on the H200 backward_input gains 3-9%, forward loses 2-3% (PERFORMANCE.md, twenty-fourth
+  /// session), so only backward_input's operand (AlongDepth false) defers.
+  static constexpr bool defers_extraction = !AlongDepth;
 
   codes_view codes;                               ///< [out, 3 in / 4]
   Kokkos::View<const float*, MemorySpace> scale;  ///< [out]
@@ -223,6 +227,16 @@ struct TernaryOperand {
       return g;
     } else {
       return {g, inside ? scale(row) : 0.0f};
+    }
+  }
+  /// fetch_loaded without the edge tests, for a run that fetch_inside may read.
+  KOKKOS_INLINE_FUNCTION loaded_type fetch_loaded_inside(std::int64_t k, std::int64_t j) const {
+    const std::int64_t row = AlongDepth ? j : k, col = AlongDepth ? k : j;
+    const LoadedGroup g = loaded_words(group_bytes(row, col));
+    if constexpr (AlongDepth) {
+      return g;
+    } else {
+      return {g, scale(row)};
     }
   }
   /// Where the group of element (k, j) starts in its loaded words (bits): by column only.
