@@ -23,6 +23,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <type_traits>
+#include <utility>
 
 namespace TernaryCounter::Impl {
 
@@ -163,44 +164,56 @@ struct TileGemm {
     return fetch_at<Inside>(op, k0 + run.kk, j0 + run.jj);
   }
 
-  /// GPUs, the InsideTiles kernel: packed-code operands that ask for it (defers_extraction)
-  /// keep a prefetched run as loaded (the two words that hold its group) until it is staged,
-  /// after the step's fmas; extracting the group as it was fetched waited for its loads before
-  /// the fmas (ncu at 4096 x 11008 x 4096: 9% of backward_input's stall samples wait there).
-  /// Not in the edge-tested kernel, where the words' registers cost spills.
+  /// GPUs, the InsideTiles kernel: an operand that prefetches pairs (backward_input's codes)
+  /// gives each thread two adjacent runs of one row, 8 codes in two loaded words and one scale,
+  /// extracted when staged, after the step's fmas. Extracting each run as it was fetched waited
+  /// for its loads before the fmas (ncu at 4096 x 11008 x 4096: 9% of backward_input's stall
+  /// samples). Not in the edge-tested kernel, where the words' registers cost spills.
   template <bool Deferred>
-  static constexpr bool b_as_loaded = Deferred&& requires {
-    requires B::defers_extraction;
+  static constexpr bool b_pairs = Deferred&& requires {
+    requires B::prefetches_pairs;
   };
-  template <class Operand, bool AsLoaded>
+  template <bool Deferred>
+  static constexpr int B_RUNS_PER_FETCH = b_pairs<Deferred> ? 2 : 1;
+  template <bool Deferred>
+  static constexpr int B_FETCHES = B_VECTORS / B_RUNS_PER_FETCH<Deferred>;
+  static_assert(!b_pairs<true> || (B_VECTORS % 2 == 0 && (TC / 4) % 2 == 0),
+                "pairs of runs tile B's slice rows");
+  template <class Operand, bool Pairs>
   struct Prefetched {
     using type = typename Operand::raw_type;
   };
   template <class Operand>
   struct Prefetched<Operand, true> {
-    using type = typename Operand::loaded_type;
+    using type = decltype(std::declval<Operand>().fetch_pair_inside(0, 0));
   };
   template <bool Deferred>
-  using b_prefetch_type = typename Prefetched<B, b_as_loaded<Deferred>>::type;
+  using b_prefetch_type = typename Prefetched<B, b_pairs<Deferred>>::type;
 
-  /// Run q of B's slice at depth k0, as it stays in registers until expand_b.
+  /// The first run of thread tid's fetch f of B.
+  template <bool Deferred>
+  KOKKOS_INLINE_FUNCTION static int b_fetch_run(int tid, int f) {
+    return B_RUNS_PER_FETCH<Deferred> * (tid + f * team_size);
+  }
+  /// The runs from run q on of B's slice at depth k0, as they stay in registers until staged.
   template <bool Inside, bool Deferred>
   KOKKOS_INLINE_FUNCTION b_prefetch_type<Deferred> fetch_b(std::int64_t k0, std::int64_t j0,
                                                            int q) const {
-    if constexpr (b_as_loaded<Deferred>) {
-      static_assert(Inside, "only tiles inside the operands defer the extraction");
+    if constexpr (b_pairs<Deferred>) {
+      static_assert(Inside, "only tiles inside the operands prefetch pairs");
       const Run<B, TC> run(q);
-      return product.b.fetch_loaded_inside(k0 + run.kk, j0 + run.jj);
+      return product.b.fetch_pair_inside(k0 + run.kk, j0 + run.jj);
     } else {
       return fetch<B, TC, Inside>(product.b, k0, j0, q);
     }
   }
+  /// Run r of those fetched from run q on.
   template <bool Deferred>
   KOKKOS_INLINE_FUNCTION Float4 expand_b(const b_prefetch_type<Deferred>& next, std::int64_t k0,
-                                         std::int64_t j0, int q) const {
-    if constexpr (b_as_loaded<Deferred>) {
+                                         std::int64_t j0, int q, int r) const {
+    if constexpr (b_pairs<Deferred>) {
       const Run<B, TC> run(q);
-      return product.b.expand(next, product.b.group_shift(k0 + run.kk, j0 + run.jj));
+      return product.b.expand_pair(next, k0 + run.kk, j0 + run.jj, r);
     } else {
       return product.b.expand(next);
     }
@@ -345,15 +358,15 @@ struct TileGemm {
       for (int f = 0; f < MC; ++f) acc[e][f] = 0.0f;
     }
     typename A::raw_type next_a[A_VECTORS];
-    b_prefetch_type<Deferred> next_b[B_VECTORS];
+    b_prefetch_type<Deferred> next_b[B_FETCHES<Deferred>];
     const auto load = [&](std::int64_t k0) {
       TERNARYCOUNTER_UNROLL
       for (int j = 0; j < A_VECTORS; ++j) {
         next_a[j] = fetch<A, TR, Inside>(product.a, k0, row0, tid + j * team_size);
       }
       TERNARYCOUNTER_UNROLL
-      for (int j = 0; j < B_VECTORS; ++j) {
-        next_b[j] = fetch_b<Inside, Deferred>(k0, col0, tid + j * team_size);
+      for (int f = 0; f < B_FETCHES<Deferred>; ++f) {
+        next_b[f] = fetch_b<Inside, Deferred>(k0, col0, b_fetch_run<Deferred>(tid, f));
       }
     };
     const auto stage = [&](float* buffer, std::int64_t k0) {
@@ -361,9 +374,12 @@ struct TileGemm {
       for (int j = 0; j < A_VECTORS; ++j)
         put_a(buffer, tid + j * team_size, product.a.expand(next_a[j]));
       TERNARYCOUNTER_UNROLL
-      for (int j = 0; j < B_VECTORS; ++j) {
-        const int q = tid + j * team_size;
-        put_b(buffer, q, expand_b<Deferred>(next_b[j], k0, col0, q));
+      for (int f = 0; f < B_FETCHES<Deferred>; ++f) {
+        const int q = b_fetch_run<Deferred>(tid, f);
+        TERNARYCOUNTER_UNROLL
+        for (int r = 0; r < B_RUNS_PER_FETCH<Deferred>; ++r) {
+          put_b(buffer, q + r, expand_b<Deferred>(next_b[f], k0, col0, q, r));
+        }
       }
     };
     const std::int64_t depth = product.depth();

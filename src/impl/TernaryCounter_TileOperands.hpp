@@ -129,10 +129,10 @@ struct TernaryOperand {
   using raw_type = std::conditional_t<AlongDepth, std::uint32_t, Raw>;
 
   static constexpr bool inside_path = true;
-  /// TileGemm's inside tiles keep prefetched runs as loaded until staged (fetch_loaded_inside):
-  /// on the H200 backward_input gains 3-9%, forward loses 2-3% (PERFORMANCE.md, twenty-fourth
-  /// session), so only backward_input's operand (AlongDepth false) defers.
-  static constexpr bool defers_extraction = !AlongDepth;
+  /// TileGemm's inside tiles prefetch runs two at a time as loaded (fetch_pair_inside) and
+  /// extract them when staged: on the H200 backward_input gains (PERFORMANCE.md, twenty-fourth
+  /// session); forward's runs along the depth, kept as loaded, lost 2-3%.
+  static constexpr bool prefetches_pairs = !AlongDepth;
 
   codes_view codes;                               ///< [out, 3 in / 4]
   Kokkos::View<const float*, MemorySpace> scale;  ///< [out]
@@ -229,15 +229,20 @@ struct TernaryOperand {
       return {g, inside ? scale(row) : 0.0f};
     }
   }
-  /// fetch_loaded without the edge tests, for a run that fetch_inside may read.
-  KOKKOS_INLINE_FUNCTION loaded_type fetch_loaded_inside(std::int64_t k, std::int64_t j) const {
-    const std::int64_t row = AlongDepth ? j : k, col = AlongDepth ? k : j;
-    const LoadedGroup g = loaded_words(group_bytes(row, col));
-    if constexpr (AlongDepth) {
-      return g;
-    } else {
-      return {g, scale(row)};
-    }
+  /// Two consecutive runs across the depth (k, j) and (k, j + 4), j a multiple of 8, inside the
+  /// codes and word-loadable: their 6 bytes start 4-byte aligned or 2 bytes past, so they lie in
+  /// two aligned words (each holding a byte of the row: loads inside the codes), as loaded, and
+  /// the row's scale. expand_pair decodes each run.
+  KOKKOS_INLINE_FUNCTION ScaledLoadedGroup fetch_pair_inside(std::int64_t k, std::int64_t j) const {
+    static_assert(!AlongDepth);
+    const std::uintptr_t address = reinterpret_cast<std::uintptr_t>(group_bytes(k, j));
+    const auto* words = reinterpret_cast<const std::uint32_t*>(address & ~std::uintptr_t(3));
+    return {{words[0], words[1]}, scale(k)};
+  }
+  /// Run r (0 or 1) of a pair fetched at (k, j).
+  KOKKOS_INLINE_FUNCTION Float4 expand_pair(const ScaledLoadedGroup& pair, std::int64_t k,
+                                            std::int64_t j, int r) const {
+    return expand(Raw{pair.group.word(group_shift(k, j) + 24 * r), pair.scale});
   }
   /// Where the group of element (k, j) starts in its loaded words (bits): by column only.
   KOKKOS_INLINE_FUNCTION int group_shift(std::int64_t k, std::int64_t j) const {
