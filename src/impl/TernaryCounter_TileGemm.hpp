@@ -164,19 +164,20 @@ struct TileGemm {
     return fetch_at<Inside>(op, k0 + run.kk, j0 + run.jj);
   }
 
-  /// GPUs, the InsideTiles kernel: an operand that prefetches pairs (backward_input's codes)
-  /// gives each thread two adjacent runs of one row, 8 codes in two loaded words and one scale,
-  /// extracted when staged, after the step's fmas. Extracting each run as it was fetched waited
-  /// for its loads before the fmas (ncu at 4096 x 11008 x 4096: 9% of backward_input's stall
-  /// samples). Not in the edge-tested kernel, where the words' registers cost spills.
-  template <bool Deferred>
-  static constexpr bool b_pairs = Deferred&& requires {
+  /// GPUs, the InsideTiles kernel (gpu_tile's Pairs): an operand that prefetches pairs
+  /// (backward_input's codes) gives each thread two adjacent runs of one row, 8 codes in two
+  /// loaded words and one scale, extracted when staged, after the step's fmas. Extracting each
+  /// run as it was fetched waited for its loads before the fmas (ncu at 4096 x 11008 x 4096: 9%
+  /// of backward_input's stall samples). Not in the edge-tested kernel, where the words'
+  /// registers cost spills.
+  template <bool Pairs>
+  static constexpr bool b_pairs = Pairs&& requires {
     requires B::prefetches_pairs;
   };
-  template <bool Deferred>
-  static constexpr int B_RUNS_PER_FETCH = b_pairs<Deferred> ? 2 : 1;
-  template <bool Deferred>
-  static constexpr int B_FETCHES = B_VECTORS / B_RUNS_PER_FETCH<Deferred>;
+  template <bool Pairs>
+  static constexpr int B_RUNS_PER_FETCH = b_pairs<Pairs> ? 2 : 1;
+  template <bool Pairs>
+  static constexpr int B_FETCHES = B_VECTORS / B_RUNS_PER_FETCH<Pairs>;
   static_assert(!b_pairs<true> || (B_VECTORS % 2 == 0 && (TC / 4) % 2 == 0),
                 "pairs of runs tile B's slice rows");
   template <class Operand, bool Pairs>
@@ -187,19 +188,19 @@ struct TileGemm {
   struct Prefetched<Operand, true> {
     using type = decltype(std::declval<Operand>().fetch_pair_inside(0, 0));
   };
-  template <bool Deferred>
-  using b_prefetch_type = typename Prefetched<B, b_pairs<Deferred>>::type;
+  template <bool Pairs>
+  using b_prefetch_type = typename Prefetched<B, b_pairs<Pairs>>::type;
 
   /// The first run of thread tid's fetch f of B.
-  template <bool Deferred>
+  template <bool Pairs>
   KOKKOS_INLINE_FUNCTION static int b_fetch_run(int tid, int f) {
-    return B_RUNS_PER_FETCH<Deferred> * (tid + f * team_size);
+    return B_RUNS_PER_FETCH<Pairs> * (tid + f * team_size);
   }
   /// The runs from run q on of B's slice at depth k0, as they stay in registers until staged.
-  template <bool Inside, bool Deferred>
-  KOKKOS_INLINE_FUNCTION b_prefetch_type<Deferred> fetch_b(std::int64_t k0, std::int64_t j0,
-                                                           int q) const {
-    if constexpr (b_pairs<Deferred>) {
+  template <bool Inside, bool Pairs>
+  KOKKOS_INLINE_FUNCTION b_prefetch_type<Pairs> fetch_b(std::int64_t k0, std::int64_t j0,
+                                                        int q) const {
+    if constexpr (b_pairs<Pairs>) {
       static_assert(Inside, "only tiles inside the operands prefetch pairs");
       const Run<B, TC> run(q);
       return product.b.fetch_pair_inside(k0 + run.kk, j0 + run.jj);
@@ -208,10 +209,10 @@ struct TileGemm {
     }
   }
   /// Run r of those fetched from run q on.
-  template <bool Deferred>
-  KOKKOS_INLINE_FUNCTION Float4 expand_b(const b_prefetch_type<Deferred>& next, std::int64_t k0,
+  template <bool Pairs>
+  KOKKOS_INLINE_FUNCTION Float4 expand_b(const b_prefetch_type<Pairs>& next, std::int64_t k0,
                                          std::int64_t j0, int q, int r) const {
-    if constexpr (b_pairs<Deferred>) {
+    if constexpr (b_pairs<Pairs>) {
       const Run<B, TC> run(q);
       return product.b.expand_pair(next, k0 + run.kk, j0 + run.jj, r);
     } else {
@@ -345,8 +346,9 @@ struct TileGemm {
   }
 
   // One live micro-tile per thread; the next step's slices go through registers into the
-  // other scratch buffer, so one barrier per step suffices.
-  template <bool Inside, bool Deferred = false>
+  // other scratch buffer, so one barrier per step suffices. Inside: no edge tests; Pairs: B's
+  // runs prefetched in pairs where its operand does (b_pairs).
+  template <bool Inside, bool Pairs = false>
   KOKKOS_INLINE_FUNCTION void gpu_tile(const member_type& team, float* scratch, std::int64_t row0,
                                        std::int64_t col0) const {
     const int tid = team.team_rank();
@@ -358,15 +360,15 @@ struct TileGemm {
       for (int f = 0; f < MC; ++f) acc[e][f] = 0.0f;
     }
     typename A::raw_type next_a[A_VECTORS];
-    b_prefetch_type<Deferred> next_b[B_FETCHES<Deferred>];
+    b_prefetch_type<Pairs> next_b[B_FETCHES<Pairs>];
     const auto load = [&](std::int64_t k0) {
       TERNARYCOUNTER_UNROLL
       for (int j = 0; j < A_VECTORS; ++j) {
         next_a[j] = fetch<A, TR, Inside>(product.a, k0, row0, tid + j * team_size);
       }
       TERNARYCOUNTER_UNROLL
-      for (int f = 0; f < B_FETCHES<Deferred>; ++f) {
-        next_b[f] = fetch_b<Inside, Deferred>(k0, col0, b_fetch_run<Deferred>(tid, f));
+      for (int f = 0; f < B_FETCHES<Pairs>; ++f) {
+        next_b[f] = fetch_b<Inside, Pairs>(k0, col0, b_fetch_run<Pairs>(tid, f));
       }
     };
     const auto stage = [&](float* buffer, std::int64_t k0) {
@@ -374,11 +376,11 @@ struct TileGemm {
       for (int j = 0; j < A_VECTORS; ++j)
         put_a(buffer, tid + j * team_size, product.a.expand(next_a[j]));
       TERNARYCOUNTER_UNROLL
-      for (int f = 0; f < B_FETCHES<Deferred>; ++f) {
-        const int q = b_fetch_run<Deferred>(tid, f);
+      for (int f = 0; f < B_FETCHES<Pairs>; ++f) {
+        const int q = b_fetch_run<Pairs>(tid, f);
         TERNARYCOUNTER_UNROLL
-        for (int r = 0; r < B_RUNS_PER_FETCH<Deferred>; ++r) {
-          put_b(buffer, q + r, expand_b<Deferred>(next_b[f], k0, col0, q, r));
+        for (int r = 0; r < B_RUNS_PER_FETCH<Pairs>; ++r) {
+          put_b(buffer, q + r, expand_b<Pairs>(next_b[f], k0, col0, q, r));
         }
       }
     };

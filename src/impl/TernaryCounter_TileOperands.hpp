@@ -129,9 +129,10 @@ struct TernaryOperand {
   using raw_type = std::conditional_t<AlongDepth, std::uint32_t, Raw>;
 
   static constexpr bool inside_path = true;
-  /// TileGemm's inside tiles prefetch runs two at a time as loaded (fetch_pair_inside) and
-  /// extract them when staged: on the H200 backward_input gains (PERFORMANCE.md, twenty-fourth
-  /// session); forward's runs along the depth, kept as loaded, lost 2-3%.
+  /// TileGemm's inside tiles prefetch runs across the depth two at a time, as loaded
+  /// (fetch_pair_inside), and extract them when staged: on the H200 backward_input gains 6-11%;
+  /// forward's runs along the depth, kept as loaded alone or in pairs, lost 1.5-3%
+  /// (PERFORMANCE.md, twenty-fourth session).
   static constexpr bool prefetches_pairs = !AlongDepth;
 
   codes_view codes;                               ///< [out, 3 in / 4]
