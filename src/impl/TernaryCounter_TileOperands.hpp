@@ -164,9 +164,13 @@ struct TernaryOperand {
     return loaded_words(bytes).word(8 * int(reinterpret_cast<std::uintptr_t>(bytes) & 3));
   }
   KOKKOS_INLINE_FUNCTION static LoadedGroup loaded_words(const std::uint8_t* bytes) {
+    const std::uint32_t* words = aligned_word(bytes);
+    return {words[0], (reinterpret_cast<std::uintptr_t>(bytes) & 3) > 1 ? words[1] : 0u};
+  }
+  /// The aligned word that holds the byte at `bytes`.
+  KOKKOS_INLINE_FUNCTION static const std::uint32_t* aligned_word(const std::uint8_t* bytes) {
     const std::uintptr_t address = reinterpret_cast<std::uintptr_t>(bytes);
-    const auto* words = reinterpret_cast<const std::uint32_t*>(address & ~std::uintptr_t(3));
-    return {words[0], (address & 3) > 1 ? words[1] : 0u};
+    return reinterpret_cast<const std::uint32_t*>(address & ~std::uintptr_t(3));
   }
 
   /// The first byte of the group that holds code (row, col), which lies inside the codes (no
@@ -236,14 +240,13 @@ struct TernaryOperand {
   /// the row's scale. expand_pair decodes each run.
   KOKKOS_INLINE_FUNCTION ScaledLoadedGroup fetch_pair_inside(std::int64_t k, std::int64_t j) const {
     static_assert(!AlongDepth);
-    const std::uintptr_t address = reinterpret_cast<std::uintptr_t>(group_bytes(k, j));
-    const auto* words = reinterpret_cast<const std::uint32_t*>(address & ~std::uintptr_t(3));
+    const std::uint32_t* words = aligned_word(group_bytes(k, j));
     return {{words[0], words[1]}, scale(k)};
   }
   /// Run r (0 or 1) of a pair fetched at (k, j).
   KOKKOS_INLINE_FUNCTION Float4 expand_pair(const ScaledLoadedGroup& pair, std::int64_t k,
                                             std::int64_t j, int r) const {
-    return expand(Raw{pair.group.word(group_shift(k, j) + 24 * r), pair.scale});
+    return expand(pair, group_shift(k, j) + 24 * r);
   }
   /// Where the group of element (k, j) starts in its loaded words (bits): by column only.
   KOKKOS_INLINE_FUNCTION int group_shift(std::int64_t k, std::int64_t j) const {
