@@ -129,11 +129,10 @@ struct TernaryOperand {
   using raw_type = std::conditional_t<AlongDepth, std::uint32_t, Raw>;
 
   static constexpr bool inside_path = true;
-  /// TileGemm's inside tiles prefetch runs across the depth two at a time, as loaded
-  /// (fetch_pair_inside), and extract them when staged: on the H200 backward_input gains 6-11%;
-  /// forward's runs along the depth, kept as loaded alone or in pairs, lost 1.5-3%
-  /// (PERFORMANCE.md, twenty-fourth session).
-  static constexpr bool prefetches_pairs = !AlongDepth;
+  /// TileGemm's inside tiles prefetch runs two at a time, as loaded (fetch_pair_inside), and
+  /// extract them when staged: on the H200 backward_input gained 6-11% (twenty-fourth session),
+  /// forward 5-6% once the micro-tile's fmas ran serpentine (twenty-fifth; PERFORMANCE.md).
+  static constexpr bool prefetches_pairs = true;
 
   codes_view codes;                               ///< [out, 3 in / 4]
   Kokkos::View<const float*, MemorySpace> scale;  ///< [out]
@@ -234,18 +233,23 @@ struct TernaryOperand {
       return {g, inside ? scale(row) : 0.0f};
     }
   }
-  /// Two consecutive runs across the depth (k, j) and (k, j + 4), j a multiple of 8, inside the
-  /// codes and word-loadable: their 6 bytes start 4-byte aligned or 2 bytes past, so they lie in
-  /// two aligned words (each holding a byte of the row: loads inside the codes), as loaded, and
-  /// the row's scale. expand_pair decodes each run.
-  KOKKOS_INLINE_FUNCTION ScaledLoadedGroup fetch_pair_inside(std::int64_t k, std::int64_t j) const {
-    static_assert(!AlongDepth);
-    const std::uint32_t* words = aligned_word(group_bytes(k, j));
-    return {{words[0], words[1]}, scale(k)};
+  /// Two consecutive runs of one row of codes, (k, j) and the next (k + 4 along the depth, else
+  /// j + 4), the first at a code column that is a multiple of 8, inside the codes and
+  /// word-loadable: their 6 bytes lie in two aligned words, kept as loaded with, across the
+  /// depth, the row's scale. expand_pair decodes each run.
+  KOKKOS_INLINE_FUNCTION loaded_type fetch_pair_inside(std::int64_t k, std::int64_t j) const {
+    const std::int64_t row = AlongDepth ? j : k, col = AlongDepth ? k : j;
+    const std::uint32_t* words = aligned_word(group_bytes(row, col));
+    const LoadedGroup g{words[0], words[1]};
+    if constexpr (AlongDepth) {
+      return g;
+    } else {
+      return {g, scale(row)};
+    }
   }
   /// Run r (0 or 1) of a pair fetched at (k, j).
-  KOKKOS_INLINE_FUNCTION Float4 expand_pair(const ScaledLoadedGroup& pair, std::int64_t k,
-                                            std::int64_t j, int r) const {
+  KOKKOS_INLINE_FUNCTION Float4 expand_pair(const loaded_type& pair, std::int64_t k, std::int64_t j,
+                                            int r) const {
     return expand(pair, group_shift(k, j) + 24 * r);
   }
   /// Where the group of element (k, j) starts in its loaded words (bits): by column only.

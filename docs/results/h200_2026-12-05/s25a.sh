@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Prepared by the twenty-fourth session for the next device session (not run): the order of the
+# Twenty-fifth session, call 1 (prepared by the twenty-fourth): the order of the
 # micro-tile's fmas. ncu (docs/results/h200_2026-12-04c, calls 2-4) puts the rest of forward's
 # and backward_input's gap to cuBLAS in the fma loop's dispatch stalls (10-17% of its samples),
 # which moved with ptxas's register choices and not with the source's fmas: most likely the
@@ -16,7 +16,7 @@
 # / gradient InsideTiles kernels: base 128 / 127 / 128 registers, column_major 128 / 127 / 128,
 # serpentine 127 / 128 / 128, fwd_pairs_fma_column_major 126 / 127, fwd_pairs_fma_serpentine
 # 126 / 128; no spills. A winner still needs ctest, the conformance runner and the full run.
-#   bash docs/results/h200_2026-12-05/next_session.sh   (carry .deps as gpu_session.sh needs)
+#   bash docs/results/h200_2026-12-05/s25a.sh   (carry .deps as gpu_session.sh needs)
 cd "$(dirname "$0")/../../.."
 export OUT=${OUT:-out}; mkdir -p $OUT
 s=perf_tests/scripts/gpu_session.sh p=docs/results/h200_2026-12-05/patches
