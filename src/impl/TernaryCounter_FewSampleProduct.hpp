@@ -4,13 +4,13 @@
 // multiprocessor. When those threads also loaded and decoded their own codes, each did a weight
 // every 22-30 cycles. Here a team serves 32 columns: decoding warps each load one 64-deep step (or
 // half of one) of a chunk of the 32 columns' weights (0.75 byte per weight) and their share of the
-// samples' values, and stage them in team scratch, decoded, as a row of floats along the depth
-// per column; the chain warps meanwhile run the columns' chains over the chunk staged before. Up
-// to four samples a chain lane runs one column (per four weights a 16-byte scratch read of its
-// row and, per sample, one read uniform across the warp); from five on it runs four columns of a
-// quarter of its warp's samples, an outer product per depth index, so each scratch read serves
-// more fmas. With so few samples a staged weight is read by few threads, so the chunk is small
-// and the team large.
+// samples' values, and stage them in team scratch, decoded, as a row along the depth per column
+// (t or scale * t as floats; forward of one sample t as 16-bit halves); the chain warps meanwhile
+// run the columns' chains over the chunk staged before. Up to four samples a chain lane runs one
+// column (per four weights a 16-byte scratch read of its row and, per sample, one read uniform
+// across the warp); from five on it runs four columns of a quarter of its warp's samples, an outer
+// product per depth index, so each scratch read serves more fmas. With so few samples a staged
+// weight is read by few threads, so the chunk is small and the team large.
 //   forward: a column's codes are one row along the depth; lane r of a decoding warp loads its
 //     step of row r (48 bytes in three loads) and stores it as it runs.
 //   backward_input: the 32 columns are 24 bytes of each code row (a depth index); lane r loads
@@ -29,6 +29,7 @@
 #include <Kokkos_Core.hpp>
 
 #include <cstdint>
+#include <type_traits>
 
 namespace TernaryCounter::Impl {
 
@@ -99,6 +100,17 @@ struct FewSampleProduct {
   static constexpr int prefetch_chunks = 2;
   /// Depth indices a chain reads ahead of its fmas (from scratch).
   static constexpr int group_depth = chain_samples <= 4 ? 8 : 4;
+  /// forward of one sample stages each t as the high 16 bits of its float (exact for -1, 0 and
+  /// +1), two to a 32-bit word: the weights' scratch stores and reads take half the wavefronts,
+  /// for a shift or a mask per weight in the chains. H200 (PERFORMANCE.md, twenty-fifth session):
+  /// 16384^2 x 1 0.204 -> 0.185 ms; no gain at 8 and 16 samples, 4-18% slower on narrower layers
+  /// of 16 (2 and 4 samples not measured). backward_input stages scale * t, which needs 32 bits.
+  static constexpr bool half_weights = Weights::along_depth && Samples == 1;
+  template <int N>
+  struct alignas(4 * N) Words {
+    std::uint32_t w[N];
+  };
+  using HalfGroup = Words<group_depth / 2>;  ///< a column's group_depth staged halves
 
   Product product;
 
@@ -123,8 +135,18 @@ struct FewSampleProduct {
   };
   /// What a chain reads for group_depth indices.
   struct Operands {
-    Float4 t[LaneColumns][group_depth / 4];
+    std::conditional_t<half_weights, HalfGroup[LaneColumns], Float4[LaneColumns][group_depth / 4]>
+        t;
     Float4 x[lane_samples][group_depth / 4];
+    /// Column c's weight at depth 4 v + e of the group.
+    KOKKOS_INLINE_FUNCTION float weight(int c, int v, int e) const {
+      if constexpr (half_weights) {
+        const std::uint32_t word = t[c].w[2 * v + e / 2];
+        return Kokkos::bit_cast<float>(e % 2 ? word & 0xFFFF0000u : word << 16);
+      } else {
+        return t[c][v].v[e];
+      }
+    }
   };
 
   // The first ChainWarps warps run the chains, the others stage the chunks; both pass one team
@@ -183,9 +205,23 @@ struct FewSampleProduct {
       for (int r = 0; r < lane_runs; ++r) {
         float t[n];
         w.expand_run(runs[r], t);
-        float* row = buffer + lane * row_stride + staged_k + n * (lane_runs * part + r);
-        for (int q = 0; q < n; q += 4) {
-          *reinterpret_cast<Float4*>(row + q) = Float4{{t[q], t[q + 1], t[q + 2], t[q + 3]}};
+        const int first = staged_k + n * (lane_runs * part + r);
+        float* row = buffer + lane * row_stride;
+        if constexpr (half_weights) {
+          const auto half = [&](int q) {
+            return (Kokkos::bit_cast<std::uint32_t>(t[q + 1]) & 0xFFFF0000u) |
+                   Kokkos::bit_cast<std::uint32_t>(t[q]) >> 16;
+          };
+          auto* words = reinterpret_cast<std::uint32_t*>(row) + first / 2;
+          for (int q = 0; q < n; q += 8) {
+            *reinterpret_cast<Words<4>*>(words + q / 2) =
+                Words<4>{{half(q), half(q + 2), half(q + 4), half(q + 6)}};
+          }
+        } else {
+          for (int q = 0; q < n; q += 4) {
+            *reinterpret_cast<Float4*>(row + first + q) =
+                Float4{{t[q], t[q + 1], t[q + 2], t[q + 3]}};
+          }
         }
       }
     } else {  // a column's two depths at a time
@@ -306,11 +342,20 @@ struct FewSampleProduct {
     const float* rows = buffer + column * row_stride;
     const float* samples = buffer + (team_cols + first) * row_stride;
     const auto read = [&](int g, Operands& op) {
+      if constexpr (half_weights) {
+        for (int c = 0; c < LaneColumns; ++c) {
+          const float* row = rows + column_groups * c * row_stride;
+          op.t[c] = reinterpret_cast<const HalfGroup*>(row)[g];
+        }
+      }
       TERNARYCOUNTER_UNROLL
       for (int v = 0; v < group_depth / 4; ++v) {
         const int k = g * group_depth + 4 * v;
-        for (int c = 0; c < LaneColumns; ++c) {
-          op.t[c][v] = *reinterpret_cast<const Float4*>(rows + column_groups * c * row_stride + k);
+        if constexpr (!half_weights) {
+          for (int c = 0; c < LaneColumns; ++c) {
+            op.t[c][v] =
+                *reinterpret_cast<const Float4*>(rows + column_groups * c * row_stride + k);
+          }
         }
         for (int i = 0; i < lane_samples; ++i) {
           op.x[i][v] = *reinterpret_cast<const Float4*>(samples + LaneColumns * i * row_stride + k);
@@ -323,7 +368,7 @@ struct FewSampleProduct {
           for (int c = 0; c < LaneColumns; ++c) {
             for (int i = 0; i < lane_samples; ++i) {
               float& a = acc[c * lane_samples + i];
-              a = Kokkos::fma(op.x[i][v].v[e], op.t[c][v].v[e], a);
+              a = Kokkos::fma(op.x[i][v].v[e], op.weight(c, v, e), a);
             }
           }
         }
