@@ -164,9 +164,10 @@ struct TileGemm {
     return fetch_at<Inside>(op, k0 + run.kk, j0 + run.jj);
   }
 
-  /// GPUs, the InsideTiles kernel (gpu_tile's Pairs): an operand that prefetches pairs
-  /// (backward_input's codes) gives each thread two adjacent runs of one row, 8 codes in two
-  /// loaded words and one scale, extracted when staged, after the step's fmas. Extracting each
+  /// GPUs, the InsideTiles kernel (gpu_tile's Pairs): an operand that prefetches pairs (the
+  /// packed codes of forward and backward_input) gives each thread two adjacent runs of one row,
+  /// 8 codes in two loaded words (and across the depth one scale), extracted when staged, after
+  /// the step's fmas. Extracting each
   /// run as it was fetched waited for its loads before the fmas (ncu at 4096 x 11008 x 4096: 9%
   /// of backward_input's stall samples). Not in the edge-tested kernel, where the words'
   /// registers cost spills.

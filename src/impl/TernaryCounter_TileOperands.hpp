@@ -235,8 +235,9 @@ struct TernaryOperand {
   }
   /// Two consecutive runs of one row of codes, (k, j) and the next (k + 4 along the depth, else
   /// j + 4), the first at a code column that is a multiple of 8, inside the codes and
-  /// word-loadable: their 6 bytes lie in two aligned words, kept as loaded with, across the
-  /// depth, the row's scale. expand_pair decodes each run.
+  /// word-loadable: their 6 bytes start 4-byte aligned or 2 bytes past, so they lie in two
+  /// aligned words (each holding a byte of the row: loads inside the codes), kept as loaded
+  /// with, across the depth, the row's scale. expand_pair decodes each run.
   KOKKOS_INLINE_FUNCTION loaded_type fetch_pair_inside(std::int64_t k, std::int64_t j) const {
     const std::int64_t row = AlongDepth ? j : k, col = AlongDepth ? k : j;
     const std::uint32_t* words = aligned_word(group_bytes(row, col));
