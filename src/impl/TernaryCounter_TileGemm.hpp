@@ -164,16 +164,15 @@ struct TileGemm {
     return fetch_at<Inside>(op, k0 + run.kk, j0 + run.jj);
   }
 
-  /// GPUs, the InsideTiles kernel (gpu_tile's Pairs): an operand that prefetches pairs (the
-  /// packed codes of forward and backward_input) gives each thread two adjacent runs of one row,
-  /// 8 codes in two loaded words (and across the depth one scale), extracted when staged, after
-  /// the step's fmas. Extracting each
-  /// run as it was fetched waited for its loads before the fmas (ncu at 4096 x 11008 x 4096: 9%
-  /// of backward_input's stall samples). Not in the edge-tested kernel, where the words'
-  /// registers cost spills.
+  /// GPUs, the InsideTiles kernel (gpu_tile's Pairs): an operand that fetches pairs (the packed
+  /// codes of forward and backward_input) gives each thread two adjacent runs of one row, 8 codes
+  /// in two loaded words (and across the depth one scale), extracted when staged, after the
+  /// step's fmas. Extracting each run as it was fetched waited for its loads before the fmas (ncu
+  /// at 4096 x 11008 x 4096: 9% of backward_input's stall samples). Not in the edge-tested
+  /// kernel, where the words' registers cost spills.
   template <bool Pairs>
-  static constexpr bool b_pairs = Pairs&& requires {
-    requires B::prefetches_pairs;
+  static constexpr bool b_pairs = Pairs&& requires(const B& b) {
+    b.fetch_pair_inside(0, 0);
   };
   template <bool Pairs>
   static constexpr int B_RUNS_PER_FETCH = b_pairs<Pairs> ? 2 : 1;

@@ -129,10 +129,6 @@ struct TernaryOperand {
   using raw_type = std::conditional_t<AlongDepth, std::uint32_t, Raw>;
 
   static constexpr bool inside_path = true;
-  /// TileGemm's inside tiles prefetch runs two at a time, as loaded (fetch_pair_inside), and
-  /// extract them when staged: on the H200 backward_input gained 6-11% (twenty-fourth session),
-  /// forward 5-6% once the micro-tile's fmas ran serpentine (twenty-fifth; PERFORMANCE.md).
-  static constexpr bool prefetches_pairs = true;
 
   codes_view codes;                               ///< [out, 3 in / 4]
   Kokkos::View<const float*, MemorySpace> scale;  ///< [out]
@@ -237,7 +233,9 @@ struct TernaryOperand {
   /// j + 4), the first at a code column that is a multiple of 8, inside the codes and
   /// word-loadable: their 6 bytes start 4-byte aligned or 2 bytes past, so they lie in two
   /// aligned words (each holding a byte of the row: loads inside the codes), kept as loaded
-  /// with, across the depth, the row's scale. expand_pair decodes each run.
+  /// with, across the depth, the row's scale. expand_pair decodes each run. TileGemm's inside
+  /// tiles prefetch so: on the H200 backward_input gained 6-11% (twenty-fourth session), forward
+  /// 5-6% once the micro-tile's fmas ran serpentine (twenty-fifth; PERFORMANCE.md).
   KOKKOS_INLINE_FUNCTION loaded_type fetch_pair_inside(std::int64_t k, std::int64_t j) const {
     const std::int64_t row = AlongDepth ? j : k, col = AlongDepth ? k : j;
     const std::uint32_t* words = aligned_word(group_bytes(row, col));
