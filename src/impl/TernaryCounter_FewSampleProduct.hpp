@@ -5,12 +5,12 @@
 // every 22-30 cycles. Here a team serves 32 columns: decoding warps each load one 64-deep step (or
 // half of one) of a chunk of the 32 columns' weights (0.75 byte per weight) and their share of the
 // samples' values, and stage them in team scratch, decoded, as a row along the depth per column
-// (t or scale * t as floats; forward of one sample t as 16-bit halves); the chain warps meanwhile
-// run the columns' chains over the chunk staged before. Up to four samples a chain lane runs one
-// column (per four weights a 16-byte scratch read of its row and, per sample, one read uniform
-// across the warp); from five on it runs four columns of a quarter of its warp's samples, an outer
-// product per depth index, so each scratch read serves more fmas. With so few samples a staged
-// weight is read by few threads, so the chunk is small and the team large.
+// (t or scale * t as floats; forward of one or two samples t as 16-bit halves); the chain warps
+// meanwhile run the columns' chains over the chunk staged before. Up to four samples a chain lane
+// runs one column (per four weights a 16-byte scratch read of its row and, per sample, one read
+// uniform across the warp); from five on it runs four columns of a quarter of its warp's samples,
+// an outer product per depth index, so each scratch read serves more fmas. With so few samples a
+// staged weight is read by few threads, so the chunk is small and the team large.
 //   forward: a column's codes are one row along the depth; lane r of a decoding warp loads its
 //     step of row r (48 bytes in three loads) and stores it as it runs.
 //   backward_input: the 32 columns are 24 bytes of each code row (a depth index); lane r loads
@@ -100,12 +100,14 @@ struct FewSampleProduct {
   static constexpr int prefetch_chunks = 2;
   /// Depth indices a chain reads ahead of its fmas (from scratch).
   static constexpr int group_depth = chain_samples <= 4 ? 8 : 4;
-  /// forward of one sample stages each t as the high 16 bits of its float (exact for -1, 0 and
-  /// +1), two to a 32-bit word: the weights' scratch stores and reads take half the wavefronts,
-  /// for a shift or a mask per weight in the chains. H200 (PERFORMANCE.md, twenty-fifth session):
-  /// 16384^2 x 1 0.204 -> 0.185 ms; no gain at 8 and 16 samples, 4-18% slower on narrower layers
-  /// of 16 (2 and 4 samples not measured). backward_input stages scale * t, which needs 32 bits.
-  static constexpr bool half_weights = Weights::along_depth && Samples == 1;
+  /// forward of one or two samples stages each t as the high 16 bits of its float (exact for -1,
+  /// 0 and +1), two to a 32-bit word: the weights' scratch stores and reads take half the
+  /// wavefronts, for a shift or a mask per weight in the chains. H200 (PERFORMANCE.md,
+  /// twenty-fifth and twenty-sixth sessions): 16384^2 x 1 0.204 -> 0.185 ms, x 2 0.212 -> 0.192,
+  /// 4096 x 11008 x 2 0.087 -> 0.079; the 4-sample kernel (3-4 samples) 6-9% slower on narrower
+  /// layers, 8 and 16 samples no gain, narrower layers of 16 4-18% slower. backward_input stages
+  /// scale * t, which needs 32 bits.
+  static constexpr bool half_weights = Weights::along_depth && Samples <= 2;
   template <int N>
   struct alignas(4 * N) Words {
     std::uint32_t w[N];
