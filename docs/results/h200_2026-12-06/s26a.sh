@@ -14,10 +14,10 @@
 #    seventeenth session's ncu had bound by L1/TEX (90%)? ncu's source counters of it with halves
 #    in every forward kernel (few_half_weights_all.patch), to set against
 #    docs/results/h200_2026-12-03d/call2_ncu_* (wavefronts per opcode, MIO stalls).
-#   bash docs/results/h200_next/next_session.sh   (carry .deps as gpu_session.sh needs)
+#   bash docs/results/h200_2026-12-06/s26a.sh   (carry .deps as gpu_session.sh needs)
 cd "$(dirname "$0")/../../.."
 export OUT=${OUT:-out}; mkdir -p $OUT
-s=perf_tests/scripts/gpu_session.sh p=docs/results/h200_next
+s=perf_tests/scripts/gpu_session.sh p=docs/results/h200_2026-12-06/patches
 t0=$(date +%s); el() { echo "[$(( $(date +%s) - t0 )) s] $*" | tee -a $OUT/summary.txt; }
 left() { [ $(( $(date +%s) - t0 )) -lt "$1" ]; }
 BUILD_TARGETS="ternary-counter-perf" $s build || exit 1; el built
