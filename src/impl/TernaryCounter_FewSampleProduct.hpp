@@ -263,15 +263,18 @@ struct FewSampleProduct {
     Loaded ring[prefetch_chunks] = {};
     // A depth lies inside the layer if its chunk is whole or it lies in the chunk's first step
     // (32-bit tests, which nvcc drops when chunks are one step).
+    // The samples' loads come first: nvcc (13, sm_90) gives every load one scoreboard, so a load
+    // issued after the codes' loads, into registers a load wrote before, waited for the codes it
+    // had just asked for (the one-sample kernels waited a whole memory latency per chunk there).
     const auto fetch = [&](std::int64_t chunk, Loaded& l) {
       if (chunk >= chunks) return;
       const std::int64_t k0 = chunk * chunk_depth;
       const bool all = whole_chunk(chunk, depth);
-      if (all || step == 0) fetch_step(k0 + step * step_depth, j0, lane, part, l.runs);
       TERNARYCOUNTER_UNROLL
       for (int i = 0; i < sample_loads_per_thread; ++i) {
         if (all || x_depth[i] < step_depth) l.x[i] = *reinterpret_cast<const Float4*>(x_at[i] + k0);
       }
+      if (all || step == 0) fetch_step(k0 + step * step_depth, j0, lane, part, l.runs);
     };
     const auto stage = [&](const Loaded& l, std::int64_t chunk) {
       if (chunk >= chunks) return;
