@@ -98,6 +98,14 @@ struct FewSampleProduct {
   static constexpr int sample_loads_per_thread = (sample_loads + decoders - 1) / decoders;
   /// Chunks whose operands are loaded ahead of their staging (the loop is unrolled by this).
   static constexpr int prefetch_chunks = 2;
+  /// Whether a chunk's samples are loaded before its codes. nvcc (13, sm_90) gives all the loads
+  /// one scoreboard, so in forward of one sample the samples' load, issued after the codes' into
+  /// registers a load wrote before, waited for the codes just asked for: a memory latency per
+  /// chunk (ncu, SASS control bits). H200 (PERFORMANCE.md, twenty-sixth session): forward at
+  /// 4096 x 11008 x 1 0.078-0.081 -> 0.063-0.064 ms, 16384^2 x 1 0.183-0.187 -> 0.165-0.167;
+  /// elsewhere no gain, and backward_input of 8 samples 0.28 -> 0.37-0.38 ms (one sample on
+  /// narrow layers 5-10% slower), so the other kernels load their codes first.
+  static constexpr bool samples_first = Weights::along_depth && Samples == 1;
   /// Depth indices a chain reads ahead of its fmas (from scratch).
   static constexpr int group_depth = chain_samples <= 4 ? 8 : 4;
   /// forward of one or two samples stages each t as the high 16 bits of its float (exact for -1,
@@ -263,18 +271,21 @@ struct FewSampleProduct {
     Loaded ring[prefetch_chunks] = {};
     // A depth lies inside the layer if its chunk is whole or it lies in the chunk's first step
     // (32-bit tests, which nvcc drops when chunks are one step).
-    // The samples' loads come first: nvcc (13, sm_90) gives every load one scoreboard, so a load
-    // issued after the codes' loads, into registers a load wrote before, waited for the codes it
-    // had just asked for (the one-sample kernels waited a whole memory latency per chunk there).
     const auto fetch = [&](std::int64_t chunk, Loaded& l) {
       if (chunk >= chunks) return;
       const std::int64_t k0 = chunk * chunk_depth;
       const bool all = whole_chunk(chunk, depth);
-      TERNARYCOUNTER_UNROLL
-      for (int i = 0; i < sample_loads_per_thread; ++i) {
-        if (all || x_depth[i] < step_depth) l.x[i] = *reinterpret_cast<const Float4*>(x_at[i] + k0);
-      }
+      const auto fetch_samples = [&] {
+        TERNARYCOUNTER_UNROLL
+        for (int i = 0; i < sample_loads_per_thread; ++i) {
+          if (all || x_depth[i] < step_depth) {
+            l.x[i] = *reinterpret_cast<const Float4*>(x_at[i] + k0);
+          }
+        }
+      };
+      if constexpr (samples_first) fetch_samples();
       if (all || step == 0) fetch_step(k0 + step * step_depth, j0, lane, part, l.runs);
+      if constexpr (!samples_first) fetch_samples();
     };
     const auto stage = [&](const Loaded& l, std::int64_t chunk) {
       if (chunk >= chunks) return;
