@@ -116,11 +116,10 @@ struct FewSampleProduct {
   /// layers, 8 and 16 samples no gain, narrower layers of 16 4-18% slower. backward_input stages
   /// scale * t, which needs 32 bits.
   static constexpr bool half_weights = Weights::along_depth && Samples <= 2;
-  template <int N>
-  struct alignas(4 * N) Words {
-    std::uint32_t w[N];
-  };
-  using HalfGroup = Words<group_depth / 2>;  ///< a column's group_depth staged halves
+  /// A column's group_depth staged halves (one 16-byte read: the one- and two-sample kernels
+  /// read 8 depths ahead).
+  using HalfGroup = typename Weights::Words4;
+  static_assert(!half_weights || group_depth == 8);
 
   Product product;
 
@@ -224,8 +223,8 @@ struct FewSampleProduct {
           };
           auto* words = reinterpret_cast<std::uint32_t*>(row) + first / 2;
           for (int q = 0; q < n; q += 8) {
-            *reinterpret_cast<Words<4>*>(words + q / 2) =
-                Words<4>{{half(q), half(q + 2), half(q + 4), half(q + 6)}};
+            *reinterpret_cast<HalfGroup*>(words + q / 2) =
+                HalfGroup{{half(q), half(q + 2), half(q + 4), half(q + 6)}};
           }
         } else {
           for (int q = 0; q < n; q += 4) {
