@@ -4,7 +4,7 @@
 # scoreboard, so staging a chunk waits for every load in flight, the next chunk's too: a
 # decoder's loads are effectively one chunk ahead, whatever the ring's depth (call 4: deeper
 # rings slower). A longer chunk then hides more of each memory latency behind the chains.
-# few_narrow_wide_chunks.patch (a git diff against c87f249): forward of one or two samples on
+# few_narrow_wide_chunks.patch (a git diff against a2a54ed): forward of one or two samples on
 # narrow layers (under 3 teams per multiprocessor: 4096 or 11008 columns on an H200) runs four
 # decoding warps over 256-deep chunks of halves (teams of 160 threads, launch bound 2 teams,
 # ptxas 120 registers, no spills); the rows of halves are compacted (half a row of floats) so
