@@ -154,11 +154,18 @@ TEST(Linear, ForwardAndBackwardInputMatchHostLoopsBitExact) {
         // The same for backward_input (GPUs: whole 32-column teams over 64-deep steps of out).
         LinearShape{3, 320, 128, 5}, LinearShape{2, 256, 192, 9}, LinearShape{1, 448, 64, 4},
         LinearShape{4, 128, 320, 11},
+        // forward of one or two samples on narrow layers (under 3 teams per GPU multiprocessor):
+        // 256-deep chunks, whole and ending 1, 2 or 3 steps in; on wide ones (24576 columns on
+        // an H200) the 128-deep chunks of the kernel above.
+        LinearShape{1, 64, 320, 5}, LinearShape{2, 96, 448, 7}, LinearShape{1, 40, 512, 3},
+        LinearShape{2, 64, 640, 9}, LinearShape{1, 24576, 192, 4}, LinearShape{2, 24576, 320, 10},
         // Five to sixteen samples there: 8 chains per lane, or two warps of 8 over one-step chunks,
         // or one warp of 16 once a layer has 3 teams of 32 columns per multiprocessor (on an
         // H200: forward of 24576 columns, backward_input of 13312, over four chunks each).
         LinearShape{7, 320, 448, 3}, LinearShape{12, 384, 192, 7}, LinearShape{9, 100, 256, 2},
         LinearShape{11, 24576, 256, 6}, LinearShape{14, 256, 13312, 9},
+        // The one warp of 16 in forward with a partial last team (13000 columns: 407 teams).
+        LinearShape{16, 13000, 192, 9},
         // Whole small GPU tiles (64 x 128) in both products.
         LinearShape{256, 256, 256, 8}}) {
     check_linear(sh, false);

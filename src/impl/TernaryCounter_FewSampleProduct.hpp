@@ -91,8 +91,6 @@ struct FewSampleProduct {
   /// Floats per staged row of weights or of a sample's values: the padding puts the 16-byte
   /// accesses to 32 rows (or 4 samples) in distinct banks.
   static constexpr int row_stride = chunk_depth + 4;
-  /// A staged chunk: the 32 rows' weights, then the samples' values over the chunk's depth.
-  static constexpr int chunk_floats = (team_cols + Samples) * row_stride;
   static constexpr int sample_loads = Samples * chunk_depth / 4;  ///< Float4 per chunk
   static constexpr int decoders = team_cols * decoding_warps;
   static constexpr int sample_loads_per_thread = (sample_loads + decoders - 1) / decoders;
@@ -116,6 +114,16 @@ struct FewSampleProduct {
   /// layers, 8 and 16 samples no gain, narrower layers of 16 4-18% slower. backward_input stages
   /// scale * t, which needs 32 bits.
   static constexpr bool half_weights = Weights::along_depth && Samples <= 2;
+  /// 32-bit words per staged row of weights: halves fill half a row of floats (the padding keeps
+  /// the banks of the rows' accesses apart as row_stride does). H200, 16384^2 x 2 forward
+  /// 0.189-0.192 -> 0.181-0.182 ms with the compacted rows (twenty-seventh session).
+  static constexpr int weight_row_stride = half_weights ? chunk_depth / 2 + 4 : row_stride;
+  /// A staged chunk: the 32 rows' weights, then the samples' values over the chunk's depth.
+  static constexpr int samples_offset = team_cols * weight_row_stride;
+  static constexpr int chunk_floats = samples_offset + Samples * row_stride;
+  /// Teams a multiprocessor must hold (the launch bound): four, or two for teams of four decoding
+  /// warps (narrow layers; 160 threads of up to 204 registers).
+  static constexpr int min_teams_per_multiprocessor = DecodingWarps > 2 ? 2 : 4;
   /// A column's group_depth staged halves (one 16-byte read: the one- and two-sample kernels
   /// read 8 depths ahead).
   using HalfGroup = typename Weights::Words4;
@@ -128,10 +136,30 @@ struct FewSampleProduct {
   }
   static_assert(scratch_bytes() <= 45 * 1024, "a CUDA team's scratch is at most 48 KiB");
 
-  /// Whether chunk `chunk` is whole: only the last may be partial, and then it is its first step
-  /// (the depth is a multiple of step_depth).
+  /// Whether chunk `chunk` is whole: only the last may be partial (the depth is a multiple of
+  /// step_depth).
   KOKKOS_INLINE_FUNCTION static bool whole_chunk(std::int64_t chunk, std::int64_t depth) {
     return (chunk + 1) * chunk_depth <= depth;
+  }
+  /// Whether depth k of chunk `chunk` (from its start; a step's first or a sample load's) lies
+  /// inside the layer, given whole = whole_chunk(chunk, depth). A partial chunk of one or two
+  /// steps has one step.
+  KOKKOS_INLINE_FUNCTION static bool inside(bool whole, int k, std::int64_t chunk,
+                                            std::int64_t depth) {
+    if constexpr (ChunkSteps <= 2) {
+      return whole || k < step_depth;
+    } else {
+      return whole || k < depth - chunk * chunk_depth;
+    }
+  }
+  /// inside for step `step` of the chunk.
+  KOKKOS_INLINE_FUNCTION static bool step_inside(bool whole, int step, std::int64_t chunk,
+                                                 std::int64_t depth) {
+    if constexpr (ChunkSteps <= 2) {
+      return whole || step == 0;
+    } else {
+      return inside(whole, step * step_depth, chunk, depth);
+    }
   }
 
   /// What a decoding thread loads for one chunk: its row's step and its share of the samples.
@@ -215,7 +243,7 @@ struct FewSampleProduct {
         float t[n];
         w.expand_run(runs[r], t);
         const int first = staged_k + n * (lane_runs * part + r);
-        float* row = buffer + lane * row_stride;
+        float* row = buffer + lane * weight_row_stride;
         if constexpr (half_weights) {
           const auto half = [&](int q) {
             return (Kokkos::bit_cast<std::uint32_t>(t[q + 1]) & 0xFFFF0000u) |
@@ -240,9 +268,9 @@ struct FewSampleProduct {
         w.expand_run(runs[h], t0);
         w.expand_run(runs[lane_column_runs + h], t1);
         const int first_column = n * (warps_per_step == 1 ? h : lane / 16);
-        float* pair = buffer + first_column * row_stride + staged_k + lane_depth(lane, part);
+        float* pair = buffer + first_column * weight_row_stride + staged_k + lane_depth(lane, part);
         for (int q = 0; q < n; ++q) {
-          *reinterpret_cast<Float2*>(pair + q * row_stride) = Float2{{t0[q], t1[q]}};
+          *reinterpret_cast<Float2*>(pair + q * weight_row_stride) = Float2{{t0[q], t1[q]}};
         }
       }
     }
@@ -264,12 +292,12 @@ struct FewSampleProduct {
       const int s = q / (chunk_depth / 4);
       x_depth[l] = 4 * (q % (chunk_depth / 4));
       x_at[l] = &product.a.view(Kokkos::min(std::int64_t(s), samples - 1), 0) + x_depth[l];
-      staged_x[l] = (team_cols + s) * row_stride + x_depth[l];
+      staged_x[l] = samples_offset + s * row_stride + x_depth[l];
     }
 
     Loaded ring[prefetch_chunks] = {};
-    // A depth lies inside the layer if its chunk is whole or it lies in the chunk's first step
-    // (32-bit tests, which nvcc drops when chunks are one step).
+    // A depth lies inside the layer if its chunk is whole or it lies in the chunk's steps inside
+    // the layer (32-bit tests, which nvcc drops when chunks are one step).
     const auto fetch = [&](std::int64_t chunk, Loaded& l) {
       if (chunk >= chunks) return;
       const std::int64_t k0 = chunk * chunk_depth;
@@ -277,24 +305,28 @@ struct FewSampleProduct {
       const auto fetch_samples = [&] {
         TERNARYCOUNTER_UNROLL
         for (int i = 0; i < sample_loads_per_thread; ++i) {
-          if (all || x_depth[i] < step_depth) {
+          if (inside(all, x_depth[i], chunk, depth)) {
             l.x[i] = *reinterpret_cast<const Float4*>(x_at[i] + k0);
           }
         }
       };
       if constexpr (samples_first) fetch_samples();
-      if (all || step == 0) fetch_step(k0 + step * step_depth, j0, lane, part, l.runs);
+      if (step_inside(all, step, chunk, depth)) {
+        fetch_step(k0 + step * step_depth, j0, lane, part, l.runs);
+      }
       if constexpr (!samples_first) fetch_samples();
     };
     const auto stage = [&](const Loaded& l, std::int64_t chunk) {
       if (chunk >= chunks) return;
       const bool all = whole_chunk(chunk, depth);
       float* buffer = scratch + (chunk % 2) * chunk_floats;
-      if (all || step == 0) stage_step(l.runs, lane, part, step * step_depth, buffer);
+      if (step_inside(all, step, chunk, depth)) {
+        stage_step(l.runs, lane, part, step * step_depth, buffer);
+      }
       // Threads past the samples' last load store it again: the same value, the same place.
       TERNARYCOUNTER_UNROLL
       for (int i = 0; i < sample_loads_per_thread; ++i) {
-        if (all || x_depth[i] < step_depth) {
+        if (inside(all, x_depth[i], chunk, depth)) {
           *reinterpret_cast<Float4*>(buffer + staged_x[i]) = l.x[i];
         }
       }
@@ -334,7 +366,11 @@ struct FewSampleProduct {
       if (whole_chunk(c, depth)) {
         chain_chunk<chunk_depth>(buffer, column, first, acc);
       } else {
-        chain_chunk<step_depth>(buffer, column, first, acc);
+        if constexpr (ChunkSteps <= 2) {
+          chain_chunk<step_depth>(buffer, column, first, acc);
+        } else {
+          chain_steps(int((depth - c * chunk_depth) / step_depth), buffer, column, first, acc);
+        }
       }
       team.team_barrier();
     }
@@ -349,17 +385,31 @@ struct FewSampleProduct {
     }
   }
 
+  /// chain_chunk over the first `steps` steps of a partial chunk (Steps or more, fewer than
+  /// ChunkSteps).
+  template <int Steps = 1>
+  KOKKOS_INLINE_FUNCTION static void chain_steps(int steps, const float* buffer, int column,
+                                                 int first, float (&acc)[chain_samples]) {
+    if constexpr (Steps < ChunkSteps) {
+      if (steps == Steps) {
+        chain_chunk<Steps * step_depth>(buffer, column, first, acc);
+      } else {
+        chain_steps<Steps + 1>(steps, buffer, column, first, acc);
+      }
+    }
+  }
+
   /// The first Depth fmas of a staged chunk, in order; each group's operands are read while the
   /// group before runs its fmas.
   template <int Depth>
   KOKKOS_INLINE_FUNCTION static void chain_chunk(const float* buffer, int column, int first,
                                                  float (&acc)[chain_samples]) {
-    const float* rows = buffer + column * row_stride;
-    const float* samples = buffer + (team_cols + first) * row_stride;
+    const float* rows = buffer + column * weight_row_stride;
+    const float* samples = buffer + (samples_offset + first * row_stride);
     const auto read = [&](int g, Operands& op) {
       if constexpr (half_weights) {
         for (int c = 0; c < LaneColumns; ++c) {
-          const float* row = rows + column_groups * c * row_stride;
+          const float* row = rows + column_groups * c * weight_row_stride;
           op.t[c] = reinterpret_cast<const HalfGroup*>(row)[g];
         }
       }
@@ -369,7 +419,7 @@ struct FewSampleProduct {
         if constexpr (!half_weights) {
           for (int c = 0; c < LaneColumns; ++c) {
             op.t[c][v] =
-                *reinterpret_cast<const Float4*>(rows + column_groups * c * row_stride + k);
+                *reinterpret_cast<const Float4*>(rows + column_groups * c * weight_row_stride + k);
           }
         }
         for (int i = 0; i < lane_samples; ++i) {
@@ -425,13 +475,33 @@ bool run_few_sample_product(const ExecSpace& space, const Product& product, cons
   const std::int64_t teams = (cols + One::team_cols - 1) / One::team_cols;
   const auto launch = [&](auto kernel) {
     using Kernel = decltype(kernel);
-    Kokkos::parallel_for(label,
-                         Kokkos::TeamPolicy<ExecSpace, Kokkos::LaunchBounds<Kernel::team_size, 4>>(
-                             space, teams, Kernel::team_size)
-                             .set_scratch_size(0, Kokkos::PerTeam(Kernel::scratch_bytes())),
-                         kernel);
+    Kokkos::parallel_for(
+        label,
+        Kokkos::TeamPolicy<ExecSpace, Kokkos::LaunchBounds<Kernel::team_size,
+                                                           Kernel::min_teams_per_multiprocessor>>(
+            space, teams, Kernel::team_size)
+            .set_scratch_size(0, Kokkos::PerTeam(Kernel::scratch_bytes())),
+        kernel);
   };
   constexpr std::int64_t threads_per_multiprocessor = Tiling<ExecSpace>::threads_per_multiprocessor;
+  // Narrow layers (under about 3 teams per multiprocessor) of one or two samples in forward:
+  // four decoding warps over 256-deep chunks of halves. nvcc puts all of a decoding lane's loads
+  // on one scoreboard, so staging a chunk waits for every load in flight, the next chunk's too:
+  // a longer chunk hides more of that wait behind the chains. H200 (docs/PERFORMANCE.md,
+  // twenty-seventh session), forward ms: 4096 x 11008 x 1 0.061-0.063 -> 0.048, 4096^2 x 1
+  // 0.030-0.032 -> 0.025-0.026, 4096 x 11008 x 2 0.076-0.079 -> 0.062, 4096^2 x 2 0.035-0.036 ->
+  // 0.030.
+  const bool narrow = teams * threads_per_multiprocessor < 3 * std::int64_t(space.concurrency());
+  if constexpr (One::Weights::along_depth) {
+    if (samples <= 2 && narrow) {
+      if (samples == 1) {
+        launch(FewSampleProduct<ExecSpace, Product, 1, 1, 4, 1, 4>{product});
+      } else {
+        launch(FewSampleProduct<ExecSpace, Product, 2, 1, 4, 1, 4>{product});
+      }
+      return true;
+    }
+  }
   if (samples == 1) {
     launch(One{product});
   } else if (samples == 2) {
@@ -440,7 +510,7 @@ bool run_few_sample_product(const ExecSpace& space, const Product& product, cons
     launch(FewSampleProduct<ExecSpace, Product, 4>{product});
   } else if (samples <= 8) {
     launch(FewSampleProduct<ExecSpace, Product, 8, 1, 2, 4>{product});
-  } else if (teams * threads_per_multiprocessor >= 3 * std::int64_t(space.concurrency())) {
+  } else if (!narrow) {
     // 9-16 samples, chunks of one step (the scratch stays under 48 KiB) that two warps stage.
     // With about 3 teams per multiprocessor (2048 threads each) one chain warp per team, which
     // reads each staged weight once, is faster (H200, 16384 columns, before the split steps:
