@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Prepared by the twenty-sixth session for the next device session (not run). The twenty-sixth
+# Call 1 of the twenty-seventh session, run as the twenty-sixth prepared it (then
+# docs/results/h200_next/next_session.sh; "not run" below is from then). The twenty-sixth
 # session found that nvcc puts all of a few-sample decoding lane's global loads on one
 # scoreboard, so staging a chunk waits for every load in flight, the next chunk's too: a
 # decoder's loads are effectively one chunk ahead, whatever the ring's depth (call 4: deeper
@@ -11,10 +12,10 @@
 # the chunk fits the scratch; a partial last chunk may have 1-3 steps (chain_steps); Linear.*
 # shapes for both paths. Every few-sample kernel's PTX changes (1-step-chunk kernels lose a dead
 # copy of their chain), so the variants step covers all of them.
-#   bash docs/results/h200_next/next_session.sh   (carry .deps as gpu_session.sh needs)
+#   bash docs/results/h200_2026-12-07/s27a.sh   (carry .deps as gpu_session.sh needs)
 cd "$(dirname "$0")/../../.."
 export OUT=${OUT:-out}; mkdir -p $OUT
-s=perf_tests/scripts/gpu_session.sh p=docs/results/h200_next
+s=perf_tests/scripts/gpu_session.sh p=docs/results/h200_2026-12-07/patches
 t0=$(date +%s); el() { echo "[$(( $(date +%s) - t0 )) s] $*" | tee -a $OUT/summary.txt; }
 BUILD_TARGETS="ternary-counter-perf" $s build || exit 1; el built
 VARIANT_REPEAT=5 VARIANTS="$p/few_narrow_wide_chunks.patch" \
