@@ -4,6 +4,7 @@
 
 #include <Kokkos_Profiling_ScopedRegion.hpp>
 #include "impl/TernaryCounter_FewSampleProduct.hpp"
+#include "impl/TernaryCounter_IntegerPath.hpp"
 #include "impl/TernaryCounter_SmallBatchProduct.hpp"
 #include "impl/TernaryCounter_TileGemm.hpp"
 #include "impl/TernaryCounter_TileOperands.hpp"
@@ -86,12 +87,16 @@ void validate_layer(const char* call, const PackedState<MemorySpace>& state) {
 template <class ExecSpace>
 void forward(const ExecSpace& space, const PackedState<typename ExecSpace::memory_space>& state,
              const InputView<typename ExecSpace::memory_space>& x,
-             const OutputView<typename ExecSpace::memory_space>& y) {
+             const OutputView<typename ExecSpace::memory_space>& y, const ProductOptions& options) {
   Kokkos::Profiling::ScopedRegion region("TernaryCounter::forward");
   Impl::validate_layer("forward", state);
   Impl::require_extent("forward", "x.extent(1)", x.extent(1), "the state's in", state.in());
   Impl::require_extent("forward", "y.extent(1)", y.extent(1), "the state's out", state.out());
   Impl::require_extent("forward", "y.extent(0) (M)", y.extent(0), "x.extent(0) (M)", x.extent(0));
+  if (options.precision == Precision::int8) {
+    Impl::forward_int8(space, state, x, y);
+    return;
+  }
   using Mem = typename ExecSpace::memory_space;
   const Impl::ForwardProduct<Mem> product{
       Impl::MatrixOperand<Mem, true>(x, 0, state.in(), x.extent(0)),
@@ -103,7 +108,8 @@ template <class ExecSpace>
 void backward_input(const ExecSpace& space,
                     const PackedState<typename ExecSpace::memory_space>& state,
                     const InputView<typename ExecSpace::memory_space>& grad_out,
-                    const OutputView<typename ExecSpace::memory_space>& grad_x) {
+                    const OutputView<typename ExecSpace::memory_space>& grad_x,
+                    const ProductOptions& options) {
   Kokkos::Profiling::ScopedRegion region("TernaryCounter::backward_input");
   Impl::validate_layer("backward_input", state);
   Impl::require_extent("backward_input", "grad_out.extent(1)", grad_out.extent(1),
@@ -112,6 +118,10 @@ void backward_input(const ExecSpace& space,
                        state.in());
   Impl::require_extent("backward_input", "grad_x.extent(0) (M)", grad_x.extent(0),
                        "grad_out.extent(0) (M)", grad_out.extent(0));
+  if (options.precision == Precision::int8) {
+    Impl::backward_input_int8(space, state, grad_out, grad_x, options.seed);
+    return;
+  }
   using Mem = typename ExecSpace::memory_space;
   const Impl::BackwardInputProduct<Mem> product{
       Impl::MatrixOperand<Mem, true>(grad_out, 0, state.out(), grad_out.extent(0)),
@@ -119,13 +129,14 @@ void backward_input(const ExecSpace& space,
   Impl::run_product(space, product, "TernaryCounter::backward_input");
 }
 
-#define TERNARYCOUNTER_INSTANTIATE_LINEAR(SPACE)                                             \
-  template void forward<SPACE>(const SPACE&, const PackedState<SPACE::memory_space>&,        \
-                               const InputView<SPACE::memory_space>&,                        \
-                               const OutputView<SPACE::memory_space>&);                      \
-  template void backward_input<SPACE>(const SPACE&, const PackedState<SPACE::memory_space>&, \
-                                      const InputView<SPACE::memory_space>&,                 \
-                                      const OutputView<SPACE::memory_space>&);
+#define TERNARYCOUNTER_INSTANTIATE_LINEAR(SPACE)                                               \
+  template void forward<SPACE>(const SPACE&, const PackedState<SPACE::memory_space>&,          \
+                               const InputView<SPACE::memory_space>&,                          \
+                               const OutputView<SPACE::memory_space>&, const ProductOptions&); \
+  template void backward_input<SPACE>(const SPACE&, const PackedState<SPACE::memory_space>&,   \
+                                      const InputView<SPACE::memory_space>&,                   \
+                                      const OutputView<SPACE::memory_space>&,                  \
+                                      const ProductOptions&);
 
 TERNARYCOUNTER_FOR_EACH_EXECUTION_SPACE(TERNARYCOUNTER_INSTANTIATE_LINEAR)
 

@@ -12,9 +12,12 @@
 //                       acc = fma(grad_out[m,o], scale[o] * float(t[o,i]), acc);
 //                   grad_x[m,i] = acc
 //                   (scale * t is exact: +-scale or +-0).
+// With ProductOptions::precision = Precision::int8 both quantize their input to int8 and sum in
+// integers instead (SPEC §6): other bits than fp32, the same on every backend.
 #pragma once
 
 #include "TernaryCounter_PackedState.hpp"
+#include "TernaryCounter_Precision.hpp"
 #include "TernaryCounter_UpdateFromIO.hpp"
 #include "impl/TernaryCounter_ViewTypes.hpp"
 
@@ -27,36 +30,41 @@ namespace TernaryCounter {
 template <class MemorySpace>
 using OutputView = Kokkos::View<float**, Kokkos::LayoutRight, MemorySpace>;
 
-/// y [M, out] = x [M, in] W^T on `space`, in the order documented above. Throws
-/// std::invalid_argument (and writes nothing) on mismatched extents or a malformed state.
+/// y [M, out] = x [M, in] W^T on `space`, in the order documented above (or SPEC §6 in int8).
+/// Throws std::invalid_argument (and writes nothing) on mismatched extents or a malformed state.
 template <class ExecSpace>
 void forward(const ExecSpace& space, const PackedState<typename ExecSpace::memory_space>& state,
              const InputView<typename ExecSpace::memory_space>& x,
-             const OutputView<typename ExecSpace::memory_space>& y);
+             const OutputView<typename ExecSpace::memory_space>& y,
+             const ProductOptions& options = {});
 
 /// grad_x [M, in] = grad_out [M, out] W on `space`, in the order documented above. Call it before
 /// the step's update: it uses the weights as they are. Throws std::invalid_argument (and writes
-/// nothing) on mismatched extents or a malformed state.
+/// nothing) on mismatched extents or a malformed state. In int8, options.seed seeds the
+/// stochastic rounding of grad_out (pass the step's seed).
 template <class ExecSpace>
 void backward_input(const ExecSpace& space,
                     const PackedState<typename ExecSpace::memory_space>& state,
                     const InputView<typename ExecSpace::memory_space>& grad_out,
-                    const OutputView<typename ExecSpace::memory_space>& grad_x);
+                    const OutputView<typename ExecSpace::memory_space>& grad_x,
+                    const ProductOptions& options = {});
 
 /// forward on the default execution space of the state's memory space.
 template <class MemorySpace>
 void forward(const PackedState<MemorySpace>& state,
              const std::type_identity_t<InputView<MemorySpace>>& x,
-             const std::type_identity_t<OutputView<MemorySpace>>& y) {
-  forward(typename MemorySpace::execution_space{}, state, x, y);
+             const std::type_identity_t<OutputView<MemorySpace>>& y,
+             const ProductOptions& options = {}) {
+  forward(typename MemorySpace::execution_space{}, state, x, y, options);
 }
 
 /// backward_input on the default execution space of the state's memory space.
 template <class MemorySpace>
 void backward_input(const PackedState<MemorySpace>& state,
                     const std::type_identity_t<InputView<MemorySpace>>& grad_out,
-                    const std::type_identity_t<OutputView<MemorySpace>>& grad_x) {
-  backward_input(typename MemorySpace::execution_space{}, state, grad_out, grad_x);
+                    const std::type_identity_t<OutputView<MemorySpace>>& grad_x,
+                    const ProductOptions& options = {}) {
+  backward_input(typename MemorySpace::execution_space{}, state, grad_out, grad_x, options);
 }
 
 /// Any other View types (e.g. LayoutLeft): a compile error per argument saying what is expected.

@@ -3,6 +3,7 @@
 #include "impl/TernaryCounter_ExecutionSpaces.hpp"
 
 #include <Kokkos_Profiling_ScopedRegion.hpp>
+#include "impl/TernaryCounter_IntegerPath.hpp"
 #include "impl/TernaryCounter_RowUpdateKernel.hpp"
 #include "impl/TernaryCounter_TileGemm.hpp"
 #include "impl/TernaryCounter_TileOperands.hpp"
@@ -114,6 +115,10 @@ void update_from_io(
   }
   Impl::require_allocated("update_from_io", "skipped_rows", skipped_rows);
   Impl::RowUpdateKernel<ExecSpace>::resolve_team_size(space, params.team_size, state.in());
+  if (params.precision == Precision::int8) {
+    Impl::update_from_io_int8(space, state, x, grad_out, params, workspace, skipped_rows);
+    return;
+  }
   const UpdateConstants k = make_update_constants(params, state.out(), state.in());
   const std::int64_t out = state.out();
   const std::int64_t chunk = balanced_chunk_rows(space, out, state.in(), workspace.extent(0));

@@ -1,0 +1,320 @@
+#include "impl/TernaryCounter_IntegerPath.hpp"
+
+#include "TernaryCounter_Params.hpp"
+#include "impl/TernaryCounter_ExecutionSpaces.hpp"
+#include "impl/TernaryCounter_HostInt8Gemm.hpp"
+#include "impl/TernaryCounter_IntegerOperands.hpp"
+#include "impl/TernaryCounter_Quantize.hpp"
+#include "impl/TernaryCounter_RowUpdateKernel.hpp"
+
+#include <algorithm>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+
+namespace TernaryCounter::Impl {
+
+void require_int8_bound(const char* call, const char* what, std::int64_t value,
+                        std::int64_t bound) {
+  if (value <= bound) return;
+  std::ostringstream msg;
+  msg << "TernaryCounter::" << call << ": " << what << " = " << value << " exceeds " << bound
+      << ", the integer path's bound (its int32 sums would overflow; SPEC §6)";
+  throw std::invalid_argument(msg.str());
+}
+
+namespace {
+
+template <class MemorySpace>
+using FloatVector = Kokkos::View<float*, MemorySpace>;
+template <class MemorySpace>
+using IntVector = Kokkos::View<std::int32_t*, MemorySpace>;
+
+/// A matrix quantized by rows: q [R, Kp] (zero padding), the rows' scales and integer sums.
+template <class MemorySpace>
+struct QuantizedRows {
+  Int8Matrix<MemorySpace> q;
+  FloatVector<MemorySpace> scale;
+  IntVector<MemorySpace> sums;
+
+  QuantizedRows(const std::string& label, std::int64_t rows, std::int64_t depth)
+      : q(Kokkos::view_alloc(label + ".q", Kokkos::WithoutInitializing), rows, padded_depth(depth)),
+        scale(Kokkos::view_alloc(label + ".scale", Kokkos::WithoutInitializing), rows),
+        sums(Kokkos::view_alloc(label + ".sums", Kokkos::WithoutInitializing), rows) {}
+};
+
+/// Quantizes each row r of src [R, K] (times column_scale[k] when Scaled) to q(r, :): nearest,
+/// or stochastic on the stream `key` with elem = r * K + k (SPEC §6, forward / backward_input).
+template <class ExecSpace, bool Scaled, bool Stochastic>
+struct RowQuantizer {
+  using Mem = typename ExecSpace::memory_space;
+  using member_type = typename Kokkos::TeamPolicy<ExecSpace>::member_type;
+  InputView<Mem> src;
+  FloatVector<Mem> column_scale;
+  QuantizedRows<Mem> dst;
+  std::uint32_t key = 0;
+
+  KOKKOS_INLINE_FUNCTION float value(std::int64_t r, std::int64_t k) const {
+    if constexpr (Scaled) {
+      return src(r, k) * column_scale(k);
+    } else {
+      return src(r, k);
+    }
+  }
+
+  KOKKOS_INLINE_FUNCTION void operator()(const member_type& team) const {
+    const std::int64_t r = team.league_rank();
+    const std::int64_t depth = src.extent(1), padded = dst.q.extent(1);
+    float amax = 0.0f;
+    Kokkos::parallel_reduce(
+        Kokkos::TeamThreadRange(team, depth),
+        [&](std::int64_t k, float& m) { m = Kokkos::fmax(m, absmax_term(value(r, k))); },
+        Kokkos::Max<float>(amax));
+    amax = Kokkos::fmax(amax, 0.0f);  // a row of no columns
+    std::int32_t sum = 0;
+    Kokkos::parallel_reduce(
+        Kokkos::TeamThreadRange(team, padded),
+        [&](std::int64_t k, std::int32_t& acc) {
+          int q = 0;
+          if (k < depth) {
+            if constexpr (Stochastic) {
+              q = quantize_stochastic(value(r, k), amax,
+                                      uniform01(key, element_index(r, depth, k)));
+            } else {
+              q = quantize_nearest(value(r, k), amax);
+            }
+          }
+          dst.q(r, k) = std::int8_t(q);
+          acc += q;
+        },
+        sum);
+    Kokkos::single(Kokkos::PerTeam(team), [&]() {
+      dst.scale(r) = dequantization_scale(amax);
+      dst.sums(r) = sum;
+    });
+  }
+
+  void run(const ExecSpace& space, const char* label) const {
+    Kokkos::parallel_for(label, Kokkos::TeamPolicy<ExecSpace>(space, src.extent(0), Kokkos::AUTO),
+                         *this);
+  }
+};
+
+/// The weight gradient's operands (SPEC §6, update from IO): x quantized per column to xq [M, in]
+/// (nearest) and grad_out per column, transposed, to gq [out, Mp] (stochastic on stream tag_w
+/// with elem = (row_offset + o) * M + m), with the columns' scales and gq's row sums.
+template <class ExecSpace>
+struct ColumnQuantizer {
+  using Mem = typename ExecSpace::memory_space;
+  InputView<Mem> x, grad_out;
+  Int8Matrix<Mem> xq;
+  FloatVector<Mem> x_scale;
+  QuantizedRows<Mem> gq;
+  std::uint32_t key = 0;
+  std::int64_t row_offset = 0;
+
+  KOKKOS_INLINE_FUNCTION void operator()(std::int64_t c) const {
+    const std::int64_t M = x.extent(0), in = x.extent(1);
+    if (c < in) {
+      float amax = 0.0f;
+      for (std::int64_t m = 0; m < M; ++m) amax = Kokkos::fmax(amax, absmax_term(x(m, c)));
+      for (std::int64_t m = 0; m < M; ++m) xq(m, c) = std::int8_t(quantize_nearest(x(m, c), amax));
+      x_scale(c) = dequantization_scale(amax);
+      return;
+    }
+    const std::int64_t o = c - in;
+    float amax = 0.0f;
+    for (std::int64_t m = 0; m < M; ++m) amax = Kokkos::fmax(amax, absmax_term(grad_out(m, o)));
+    std::int32_t sum = 0;
+    for (std::int64_t m = 0; m < std::int64_t(gq.q.extent(1)); ++m) {
+      int q = 0;
+      if (m < M) {
+        q = quantize_stochastic(grad_out(m, o), amax,
+                                uniform01(key, element_index(row_offset + o, M, m)));
+      }
+      gq.q(o, m) = std::int8_t(q);
+      sum += q;
+    }
+    gq.scale(o) = dequantization_scale(amax);
+    gq.sums(o) = sum;
+  }
+
+  void run(const ExecSpace& space, const char* label) const {
+    Kokkos::parallel_for(label,
+                         Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(
+                             space, 0, std::int64_t(x.extent(1) + grad_out.extent(1))),
+                         *this);
+  }
+};
+
+/// y(m, o) = (float(Y) * s_m) * scale[o].
+template <class Mem>
+struct ForwardEpilogue {
+  OutputView<Mem> y;
+  FloatVector<Mem> sample_scale;
+  Kokkos::View<const float*, Mem> row_scale;
+  KOKKOS_INLINE_FUNCTION void store(std::int64_t m, std::int64_t o, std::int32_t sum) const {
+    y(m, o) = (float(sum) * sample_scale(m)) * row_scale(o);
+  }
+  void store_run(std::int64_t m, std::int64_t o0, int n, const std::int32_t* sums) const {
+    const float s = sample_scale(m);
+    float* out = &y(m, o0);
+    const float* scale = &row_scale(o0);
+    for (int j = 0; j < n; ++j) out[j] = (float(sums[j]) * s) * scale[j];
+  }
+};
+
+/// grad_x(m, i) = float(X) * r_m.
+template <class Mem>
+struct BackwardInputEpilogue {
+  OutputView<Mem> grad_x;
+  FloatVector<Mem> sample_scale;
+  KOKKOS_INLINE_FUNCTION void store(std::int64_t m, std::int64_t i, std::int32_t sum) const {
+    grad_x(m, i) = float(sum) * sample_scale(m);
+  }
+  void store_run(std::int64_t m, std::int64_t i0, int n, const std::int32_t* sums) const {
+    const float r = sample_scale(m);
+    float* out = &grad_x(m, i0);
+    for (int j = 0; j < n; ++j) out[j] = float(sums[j]) * r;
+  }
+};
+
+/// g(r, i) = float(G) * (sg[first + r] * sx[i]), into the update's gradient rows.
+template <class Mem>
+struct GradientEpilogue {
+  Kokkos::View<float**, Kokkos::LayoutRight, Mem> gradient;
+  FloatVector<Mem> row_scale;  ///< sg of the chunk's rows
+  FloatVector<Mem> col_scale;  ///< sx
+  KOKKOS_INLINE_FUNCTION void store(std::int64_t r, std::int64_t i, std::int32_t sum) const {
+    gradient(r, i) = float(sum) * (row_scale(r) * col_scale(i));
+  }
+  void store_run(std::int64_t r, std::int64_t i0, int n, const std::int32_t* sums) const {
+    const float sg = row_scale(r);
+    float* out = &gradient(r, i0);
+    const float* sx = &col_scale(i0);
+    for (int j = 0; j < n; ++j) out[j] = float(sums[j]) * (sg * sx[j]);
+  }
+};
+
+template <class ExecSpace>
+constexpr bool host_space = std::is_same_v<typename ExecSpace::memory_space, Kokkos::HostSpace>;
+
+/// C = A B by the hosts' VNNI engine where it runs, else by the portable engine.
+template <class ExecSpace, class B, class Epilogue>
+void run_integer_product(const ExecSpace& space,
+                         const QuantizedRows<typename ExecSpace::memory_space>& a, const B& b,
+                         int C, std::int64_t rows, std::int64_t cols, const Epilogue& epilogue,
+                         const char* label) {
+  using Mem = typename ExecSpace::memory_space;
+  const Int8Rows<Mem> rows_a{a.q};
+  if constexpr (host_space<ExecSpace>) {
+    if (HostInt8::runs_vnni()) {
+      space.fence(label);  // the quantizers' results are read by host threads below
+      HostInt8::gemm(space, rows_a, a.sums.data(), b, C, rows, cols, epilogue,
+                     (std::string(label) + "::vnni").c_str());
+      return;
+    }
+  }
+  PortableIntegerProduct<ExecSpace, B, Epilogue>{rows_a, b,    epilogue,
+                                                 rows,   cols, std::int64_t(a.q.extent(1)) / 4}
+      .run(space, label);
+}
+
+}  // namespace
+
+template <class ExecSpace>
+void forward_int8(const ExecSpace& space,
+                  const PackedState<typename ExecSpace::memory_space>& state,
+                  const InputView<typename ExecSpace::memory_space>& x,
+                  const OutputView<typename ExecSpace::memory_space>& y) {
+  using Mem = typename ExecSpace::memory_space;
+  require_int8_bound("forward", "in", state.in(), int8_max_depth);
+  const std::int64_t M = x.extent(0);
+  const QuantizedRows<Mem> xq("TernaryCounter::forward::int8_x", M, state.in());
+  RowQuantizer<ExecSpace, false, false>{x, {}, xq, 0}.run(space,
+                                                          "TernaryCounter::forward::quantize_x");
+  run_integer_product(space, xq, TernaryByColumn<Mem>{state.codes, state.C}, state.C, M,
+                      state.out(), ForwardEpilogue<Mem>{y, xq.scale, state.scale},
+                      "TernaryCounter::forward::int8_product");
+}
+
+template <class ExecSpace>
+void backward_input_int8(const ExecSpace& space,
+                         const PackedState<typename ExecSpace::memory_space>& state,
+                         const InputView<typename ExecSpace::memory_space>& grad_out,
+                         const OutputView<typename ExecSpace::memory_space>& grad_x,
+                         std::uint32_t seed) {
+  using Mem = typename ExecSpace::memory_space;
+  require_int8_bound("backward_input", "out", state.out(), int8_max_depth);
+  const std::int64_t M = grad_out.extent(0);
+  const QuantizedRows<Mem> hq("TernaryCounter::backward_input::int8_grad_out", M, state.out());
+  RowQuantizer<ExecSpace, true, true>{grad_out, state.scale, hq,
+                                      stream_key(seed, int8_backward_input_tag)}
+      .run(space, "TernaryCounter::backward_input::quantize_grad_out");
+  run_integer_product(space, hq, TernaryByDepth<Mem>{state.codes, state.C}, state.C, M, state.in(),
+                      BackwardInputEpilogue<Mem>{grad_x, hq.scale},
+                      "TernaryCounter::backward_input::int8_product");
+}
+
+template <class ExecSpace>
+void update_from_io_int8(
+    const ExecSpace& space, const PackedState<typename ExecSpace::memory_space>& state,
+    const InputView<typename ExecSpace::memory_space>& x,
+    const InputView<typename ExecSpace::memory_space>& grad_out, const UpdateParams& params,
+    const Kokkos::View<float**, Kokkos::LayoutRight, typename ExecSpace::memory_space>& workspace,
+    const SkippedRowsView<typename ExecSpace::memory_space>& skipped_rows) {
+  using Mem = typename ExecSpace::memory_space;
+  const std::int64_t M = x.extent(0), in = state.in(), out = state.out();
+  require_int8_bound("update_from_io", "M (samples)", M, int8_max_samples);
+  const UpdateConstants k = make_update_constants(params, out, in);
+  const Int8Matrix<Mem> xq(Kokkos::view_alloc(space, "TernaryCounter::update_from_io::int8_x",
+                                              Kokkos::WithoutInitializing),
+                           M, in);
+  const FloatVector<Mem> x_scale(
+      Kokkos::view_alloc(space, "TernaryCounter::update_from_io::int8_x_scale",
+                         Kokkos::WithoutInitializing),
+      in);
+  const QuantizedRows<Mem> gq("TernaryCounter::update_from_io::int8_grad_out", out, M);
+  ColumnQuantizer<ExecSpace>{
+      x, grad_out, xq, x_scale, gq, stream_key(params.seed, int8_weight_gradient_tag), k.row_offset}
+      .run(space, "TernaryCounter::update_from_io::quantize_columns");
+  Kokkos::deep_copy(space, skipped_rows, std::int64_t(0));
+  const std::int64_t chunk = std::max<std::int64_t>(1, workspace.extent(0));
+  for (std::int64_t first = 0; first < out; first += chunk) {
+    const std::pair<std::int64_t, std::int64_t> rows(first, std::min(out, first + chunk));
+    const std::int64_t n = rows.second - rows.first;
+    const auto gradient =
+        Kokkos::subview(workspace, std::pair<std::int64_t, std::int64_t>(0, n), Kokkos::ALL);
+    QuantizedRows<Mem> part = gq;
+    part.q = Kokkos::subview(gq.q, rows, Kokkos::ALL);
+    part.scale = Kokkos::subview(gq.scale, rows);
+    part.sums = Kokkos::subview(gq.sums, rows);
+    run_integer_product(space, part, Int8ByDepth<Mem>{xq}, state.C, n, in,
+                        GradientEpilogue<Mem>{gradient, part.scale, x_scale},
+                        "TernaryCounter::update_from_io::int8_gradient");
+    UpdateConstants chunk_k = k;
+    chunk_k.row_offset = k.row_offset + first;
+    const auto rows_state = state.row_range(rows.first, rows.second);
+    RowUpdateKernel<ExecSpace> row_update{rows_state.codes, rows_state.scale, rows_state.v,
+                                          gradient,         chunk_k,          skipped_rows};
+    row_update.enqueue(space, params.team_size);
+  }
+}
+
+#define TERNARYCOUNTER_INSTANTIATE_INTEGER_PATH(SPACE)                                             \
+  template void forward_int8<SPACE>(const SPACE&, const PackedState<SPACE::memory_space>&,         \
+                                    const InputView<SPACE::memory_space>&,                         \
+                                    const OutputView<SPACE::memory_space>&);                       \
+  template void backward_input_int8<SPACE>(const SPACE&, const PackedState<SPACE::memory_space>&,  \
+                                           const InputView<SPACE::memory_space>&,                  \
+                                           const OutputView<SPACE::memory_space>&, std::uint32_t); \
+  template void update_from_io_int8<SPACE>(                                                        \
+      const SPACE&, const PackedState<SPACE::memory_space>&,                                       \
+      const InputView<SPACE::memory_space>&, const InputView<SPACE::memory_space>&,                \
+      const UpdateParams&, const Kokkos::View<float**, Kokkos::LayoutRight, SPACE::memory_space>&, \
+      const SkippedRowsView<SPACE::memory_space>&);
+
+TERNARYCOUNTER_FOR_EACH_EXECUTION_SPACE(TERNARYCOUNTER_INSTANTIATE_INTEGER_PATH)
+
+}  // namespace TernaryCounter::Impl

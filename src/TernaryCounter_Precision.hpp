@@ -1,0 +1,26 @@
+// The arithmetic a call runs in (SPEC §3 for fp32, §6 for int8) and the options of the products.
+#pragma once
+
+#include <cstdint>
+
+namespace TernaryCounter {
+
+/// fp32: the float contract of SPEC §3 and the products' fixed fma chains (the default).
+/// int8: operands quantized to int8 from an absmax, every long sum an exact integer sum, a short
+/// fixed float epilogue (SPEC §6): the same bits on every backend in any summation order.
+enum class Precision { fp32, int8 };
+
+/// Options of forward and backward_input.
+struct ProductOptions {
+  Precision precision = Precision::fp32;
+  /// Seed of backward_input's stochastic rounding of grad_out in int8 (SPEC §6, stream tag_b);
+  /// unused by forward and by fp32. A training loop passes the step's update seed.
+  std::uint32_t seed = 0;
+};
+
+/// "fp32" or "int8".
+constexpr const char* precision_name(Precision p) {
+  return p == Precision::int8 ? "int8" : "fp32";
+}
+
+}  // namespace TernaryCounter
