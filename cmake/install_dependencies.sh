@@ -4,7 +4,8 @@
 # every core, where make by default builds one file at a time; make stays for projects without
 # presets), git, GoogleTest, nlohmann_json (the checkpoint header's JSON reader, private to the
 # library; CMake fetches it when it is missing), OpenBLAS (the host BLAS Kokkos Kernels calls for
-# the CPU performance driver's vendor GEMM and the FP32 baseline), OpenMPI (for
+# the CPU performance driver's vendor GEMM and the FP32 baseline), oneDNN (the int8 GEMM the
+# driver compares the integer path with), OpenMPI (for
 # TernaryCounter::Distributed, data-parallel training; the build uses it when it is there), zlib
 # (the .gz data files) and the Fashion-MNIST data set the main job trains on (IDX files under
 # /usr/share/datasets/fashion-mnist). Kokkos and Kokkos Kernels themselves are fetched by CMake at
@@ -12,7 +13,7 @@
 # fuzzers; examples/train/plot_accuracy.sh needs gnuplot-nox).
 set -euo pipefail
 
-packages=(g++ cmake ninja-build make git libgtest-dev nlohmann-json3-dev libopenblas-dev libopenmpi-dev openmpi-bin zlib1g-dev
+packages=(g++ cmake ninja-build make git libgtest-dev nlohmann-json3-dev libopenblas-dev libdnnl-dev libopenmpi-dev openmpi-bin zlib1g-dev
   dataset-fashion-mnist "$@")
 missing=()
 for p in "${packages[@]}"; do

@@ -1,10 +1,12 @@
 // ternary-counter-perf [--shape OUTxINxM]... [--shapes llm|inference] [--workspace-mib N]
-//                      [--team-size N] [--repeat N] [--json FILE]
+//                      [--team-size N] [--precision fp32|int8] [--repeat N] [--json FILE]
 // Times, per shape and in one run: update_from_io (the strict path, with a caller-owned
 // workspace), the vendor path (vendor SGEMM forming grad_w, then our dense update) and the dense
 // update alone; the layer's forward and backward_input; a whole ternary layer step (forward +
 // backward_input + update_from_io) against a dense FP32 layer step (three vendor SGEMMs + the
 // dense update); and the device copy bandwidth that the dense update is judged against.
+// --precision int8 runs the layer's calls on the integer path (SPEC §6) and adds the vendor's
+// int8 GEMM as a peer.
 // Absolute times on a shared machine mean little, so every ratio comes from the same run.
 #include "PerfInputs.hpp"
 #include "PerfJson.hpp"
@@ -12,6 +14,7 @@
 #include "TernaryCounterPerf_GitRevision.hpp"
 #include "VendorGemm.hpp"
 #include "VendorGemm_SelfCheck.hpp"
+#include "VendorInt8Gemm.hpp"
 
 #include <TernaryCounter.hpp>
 
@@ -33,7 +36,8 @@ using namespace TernaryCounter::Perf;
 const char* const usage =
     "usage: ternary-counter-perf [--shape OUTxINxM]... [--shapes llm|inference]\n"
     "                            [--workspace-mib N]\n"
-    "                            [--team-size N] [--repeat N] [--json FILE] [--help]\n"
+    "                            [--team-size N] [--precision fp32|int8] [--repeat N]\n"
+    "                            [--json FILE] [--help]\n"
     "  --shape OUTxINxM  a layer of OUT x IN weights updated from M samples (repeatable;\n"
     "                    IN a multiple of 4). Default: 1024x1024x8192 2048x2048x4096\n"
     "                    4096x4096x4096 4096x4096x16384 11008x4096x4096 4096x11008x4096\n"
@@ -48,6 +52,8 @@ const char* const usage =
     "                    from_io_workspace_rows)\n"
     "  --team-size N     threads per row of the update (UpdateParams::team_size; default 0:\n"
     "                    the backend's choice)\n"
+    "  --precision P     fp32 (default: SPEC §3) or int8 (the integer path, SPEC §6) for\n"
+    "                    forward, backward_input and update_from_io\n"
     "  --repeat N        timed repeats per measurement, N >= 5 (default 7); the median counts\n"
     "  --json FILE       also write the results as JSON to FILE\n"
     "  --kokkos-...      Kokkos options (e.g. --kokkos-num-threads=2) pass through to Kokkos\n";
@@ -68,6 +74,7 @@ struct Options {
   int repeat = 7;
   std::int64_t workspace_mib = 0;  ///< 0: the library's default budget
   int team_size = 0;               ///< UpdateParams::team_size
+  Precision precision = Precision::fp32;
   std::string json;
   bool help = false;
 };
@@ -120,7 +127,8 @@ Options parse_options(int argc, char** argv) {
       value = arg.substr(eq + 1);
       arg = arg.substr(0, eq);
     } else if (arg == "--shape" || arg == "--shapes" || arg == "--workspace-mib" ||
-               arg == "--team-size" || arg == "--repeat" || arg == "--json") {
+               arg == "--team-size" || arg == "--repeat" || arg == "--json" ||
+               arg == "--precision") {
       if (k + 1 >= argc) throw UsageError(arg + " needs a value (see --help)");
       value = argv[++k];
     }
@@ -154,6 +162,14 @@ Options parse_options(int argc, char** argv) {
             value);
       }
       options.repeat = int(n);
+    } else if (arg == "--precision") {
+      if (value == "fp32") {
+        options.precision = Precision::fp32;
+      } else if (value == "int8") {
+        options.precision = Precision::int8;
+      } else {
+        throw UsageError("--precision must be fp32 or int8, got '" + value + "'");
+      }
     } else if (arg == "--json") {
       if (value.empty()) throw UsageError("--json needs a file name");
       options.json = value;
@@ -221,6 +237,8 @@ struct ShapeResult {
   Samples from_io, vendor_path, dense, vendor_gemm;
   Samples forward, backward_input, layer_step;                       ///< the ternary layer
   Samples vendor_forward, vendor_backward_input, vendor_layer_step;  ///< a dense FP32 layer
+  Samples vendor_int8_gemm;  ///< the vendor's int8 GEMM of forward's shape (where available)
+  Precision precision = Precision::fp32;
   std::int64_t workspace_rows = 0;
   int team_size = 0;  ///< UpdateParams::team_size of the run (0: the backend's choice)
   std::int64_t code_mismatches = 0;
@@ -237,8 +255,14 @@ struct ShapeResult {
   }
   double dense_gbps() const { return double(dense_bytes()) / (dense.median() * 1e-3) / 1e9; }
   double ratio() const { return from_io.median() / vendor_path.median(); }
-  double forward_ratio() const { return forward.median() / vendor_gemm.median(); }
-  double backward_input_ratio() const { return backward_input.median() / vendor_gemm.median(); }
+  /// The products over the vendor's same operation (x W^T and grad_out W).
+  double forward_ratio() const { return forward.median() / vendor_forward.median(); }
+  double backward_input_ratio() const {
+    return backward_input.median() / vendor_backward_input.median();
+  }
+  double forward_over_int8() const {
+    return vendor_int8_gemm.ms.empty() ? 0.0 : forward.median() / vendor_int8_gemm.median();
+  }
   double layer_step_ratio() const { return layer_step.median() / vendor_layer_step.median(); }
 };
 
@@ -267,12 +291,15 @@ ShapeResult run_shape(const ExecSpace& space, const VendorGemm& vendor, const Sh
 
   UpdateParams params;
   params.team_size = options.team_size;
+  r.precision = options.precision;
   PackedState<MemSpace> state("TernaryCounter::Perf::state", shape.out, shape.in, params.C);
   // One step first so the timed steps start from a state with nonzero counters and scales.
   params.seed = 1;
   vendor.grad_w(x, grad_out, grad_w);
   r.skipped_rows += update(space, state, grad_w, params).skipped_rows;
   params.seed = 2;
+  params.precision = options.precision;
+  const ProductOptions product{options.precision, params.seed};
   // Every timed repeat starts from this same state; restoring it is outside the timed region.
   const PackedState<MemSpace> saved = create_mirror_and_copy(space, state);
   const auto restore = [&] { TernaryCounter::deep_copy(state, saved); };
@@ -306,12 +333,12 @@ ShapeResult run_shape(const ExecSpace& space, const VendorGemm& vendor, const Sh
   // The layer's products read the weights only: no restore needed between repeats.
   vendor.settle();
   r.forward = time_repeats(
-      repeats, [] {}, [&] { forward(space, state, x, y); });
+      repeats, [] {}, [&] { forward(space, state, x, y, product); });
   r.backward_input = time_repeats(
-      repeats, [] {}, [&] { backward_input(space, state, grad_out, grad_x); });
+      repeats, [] {}, [&] { backward_input(space, state, grad_out, grad_x, product); });
   r.layer_step = time_repeats(repeats, restore, [&] {
-    forward(space, state, x, y);
-    backward_input(space, state, grad_out, grad_x);
+    forward(space, state, x, y, product);
+    backward_input(space, state, grad_out, grad_x, product);
     update_from_io(space, state, x, grad_out, params, workspace, skipped);
   });
   add_skipped();
@@ -328,6 +355,20 @@ ShapeResult run_shape(const ExecSpace& space, const VendorGemm& vendor, const Sh
     update(space, state, grad_w, params, skipped);
   });
   add_skipped();
+  if (options.precision == Precision::int8 && VendorInt8Gemm::available()) {
+    // int8 operands of forward's shape (their values do not change the time of an integer GEMM).
+    std::vector<std::int8_t> a(shape.m * shape.in), b(shape.out * shape.in);
+    std::vector<std::int32_t> c(shape.m * shape.out);
+    for (std::size_t k = 0; k < a.size(); ++k)
+      a[k] = std::int8_t(int(hash_u32(std::uint32_t(k)) % 255) - 127);
+    for (std::size_t k = 0; k < b.size(); ++k)
+      b[k] = std::int8_t(int(hash_u32(std::uint32_t(k) ^ 0x55u) % 3) - 1);
+    r.vendor_int8_gemm = time_repeats(
+        repeats, [] {},
+        [&] {
+          VendorInt8Gemm::gemm_nt(shape.m, shape.out, shape.in, a.data(), b.data(), c.data());
+        });
+  }
 
   // One step of each path from the saved state: they should agree on nearly every code.
   restore();
@@ -368,22 +409,27 @@ void print_table(const std::vector<ShapeResult>& results, const CopyBandwidth& c
       "dense update, %%copy of the %.1f GB/s deep_copy; ratio = from_io ms / vendor ms)\n",
       copy.gbps());
 
-  std::printf("\n%6s %6s %6s | %9s | %10s %6s | %10s %6s | %10s %10s | %9s %9s %6s\n", "out", "in",
-              "M", "sgemm ms", "forward ms", "ratio", "bwd_in ms", "ratio", "sgemm fwd",
-              "sgemm bwd", "step ms", "dense ms", "ratio");
+  std::printf("\n%6s %6s %6s | %10s %10s | %10s %6s | %10s %6s | %9s %9s %6s | %9s %6s\n", "out",
+              "in", "M", "sgemm fwd", "sgemm bwd", "forward ms", "ratio", "bwd_in ms", "ratio",
+              "step ms", "dense ms", "ratio", "int8 gemm", "fwd/i8");
   for (const ShapeResult& r : results) {
+    const bool int8_peer = !r.vendor_int8_gemm.ms.empty();
     std::printf(
-        "%6lld %6lld %6lld | %9.3f | %10.3f %6.2f | %10.3f %6.2f | %10.3f %10.3f | %9.3f %9.3f "
-        "%6.2f\n",
-        (long long)r.shape.out, (long long)r.shape.in, (long long)r.shape.m, r.vendor_gemm.median(),
-        r.forward.median(), r.forward_ratio(), r.backward_input.median(), r.backward_input_ratio(),
-        r.vendor_forward.median(), r.vendor_backward_input.median(), r.layer_step.median(),
-        r.vendor_layer_step.median(), r.layer_step_ratio());
+        "%6lld %6lld %6lld | %10.3f %10.3f | %10.3f %6.2f | %10.3f %6.2f | %9.3f %9.3f %6.2f | "
+        "%9s %6s\n",
+        (long long)r.shape.out, (long long)r.shape.in, (long long)r.shape.m,
+        r.vendor_forward.median(), r.vendor_backward_input.median(), r.forward.median(),
+        r.forward_ratio(), r.backward_input.median(), r.backward_input_ratio(),
+        r.layer_step.median(), r.vendor_layer_step.median(), r.layer_step_ratio(),
+        int8_peer ? format("%.3f", r.vendor_int8_gemm.median()).c_str() : "-",
+        int8_peer ? format("%.2f", r.forward_over_int8()).c_str() : "-");
   }
   std::printf(
-      "(layer: forward and backward_input ratios over the grad_w SGEMM of the same shape; sgemm "
-      "fwd/bwd = the vendor's x W^T and grad_out W; step = forward + backward_input + "
-      "update_from_io, dense = three vendor SGEMMs + the dense update)\n");
+      "(layer, precision %s: forward and backward_input ratios over the vendor's same FP32 "
+      "product, sgemm fwd = x W^T, sgemm bwd = grad_out W; step = forward + backward_input + "
+      "update_from_io, dense = three vendor SGEMMs + the dense update; int8 gemm = the vendor's "
+      "int8 GEMM of forward's shape, fwd/i8 = forward ms over it)\n",
+      results.empty() ? "fp32" : precision_name(results.front().precision));
 }
 
 std::string record_json(const ShapeResult& r, const CopyBandwidth& copy) {
@@ -394,6 +440,7 @@ std::string record_json(const ShapeResult& r, const CopyBandwidth& copy) {
       .integer("M", r.shape.m)
       .str("backend", ExecSpace::name())
       .str("git_revision", TERNARYCOUNTER_GIT_REVISION)
+      .str("precision", precision_name(r.precision))
       .num("from_io_ms", r.from_io.median())
       .num("vendor_path_ms", r.vendor_path.median())
       .num("dense_update_ms", r.dense.median())
@@ -421,6 +468,9 @@ std::string record_json(const ShapeResult& r, const CopyBandwidth& copy) {
       .num("forward_ratio", r.forward_ratio())
       .num("backward_input_ratio", r.backward_input_ratio())
       .num("layer_step_ratio", r.layer_step_ratio())
+      .num("vendor_int8_gemm_ms",
+           r.vendor_int8_gemm.ms.empty() ? -1.0 : r.vendor_int8_gemm.median())
+      .num("forward_over_vendor_int8_gemm", r.forward_over_int8())
       .num("forward_tflops", r.tflops(r.forward))
       .num("backward_input_tflops", r.tflops(r.backward_input))
       .integer("skipped_rows", r.skipped_rows)
@@ -445,6 +495,8 @@ int run(const Options& options, std::ofstream& json) {
   std::printf("ternary-counter-perf  git %s  backend %s  concurrency %d\n",
               TERNARYCOUNTER_GIT_REVISION, ExecSpace::name(), space.concurrency());
   std::printf("vendor GEMM: %s\n", vendor.description().c_str());
+  std::printf("precision: %s; vendor int8 GEMM: %s\n", precision_name(options.precision),
+              VendorInt8Gemm::description().c_str());
   std::printf(
       "vendor GEMM self-check (37x24x64, its three products vs a double host loop): ok, worst "
       "error %.3f of "
@@ -488,6 +540,8 @@ int run(const Options& options, std::ofstream& json) {
         .str("backend", ExecSpace::name())
         .integer("concurrency", space.concurrency())
         .str("vendor_gemm", vendor.description())
+        .str("precision", precision_name(options.precision))
+        .str("vendor_int8_gemm", VendorInt8Gemm::description())
         .num("vendor_gemm_self_check_error_fraction", check)
         .integer("repeats", options.repeat)
         .str("timing",

@@ -46,12 +46,15 @@ struct QuantizedRows {
 
 /// Quantizes each row r of src [R, K] (times column_scale[k] when Scaled) to q(r, :): nearest,
 /// or stochastic on the stream `key` with elem = r * K + k (SPEC §6, forward / backward_input).
+/// GPUs: a team per row, the absmax a team reduction (a max: any order). Hosts: a thread per row
+/// in loops that vectorize.
 template <class ExecSpace, bool Scaled, bool Stochastic>
 struct RowQuantizer {
   using Mem = typename ExecSpace::memory_space;
   using member_type = typename Kokkos::TeamPolicy<ExecSpace>::member_type;
+  static constexpr bool host = std::is_same_v<Mem, Kokkos::HostSpace>;
   InputView<Mem> src;
-  FloatVector<Mem> column_scale;
+  Kokkos::View<const float*, Mem> column_scale;
   QuantizedRows<Mem> dst;
   std::uint32_t key = 0;
 
@@ -62,29 +65,54 @@ struct RowQuantizer {
       return src(r, k);
     }
   }
+  KOKKOS_INLINE_FUNCTION int quantize(const QuantizeRule& rule, std::uint32_t row_elem,
+                                      std::int64_t r, std::int64_t k) const {
+    if constexpr (Stochastic) {
+      return rule.stochastic(value(r, k), uniform01(key, row_elem + std::uint32_t(k)));
+    } else {
+      return rule.nearest(value(r, k));
+    }
+  }
 
+  /// Hosts: row r by one thread.
+  KOKKOS_INLINE_FUNCTION void operator()(std::int64_t r) const {
+    const std::int64_t depth = src.extent(1), padded = dst.q.extent(1);
+    std::uint32_t amax_bits = 0;
+    for (std::int64_t k = 0; k < depth; ++k) {
+      const std::uint32_t b = absmax_term_bits(value(r, k));
+      amax_bits = b > amax_bits ? b : amax_bits;
+    }
+    const float amax = absmax_from_bits(amax_bits);
+    const QuantizeRule rule(amax);
+    const std::uint32_t row_elem = element_index(r, depth, 0);
+    std::int32_t sum = 0;
+    for (std::int64_t k = 0; k < depth; ++k) {
+      const int q = quantize(rule, row_elem, r, k);
+      dst.q(r, k) = std::int8_t(q);
+      sum += q;
+    }
+    for (std::int64_t k = depth; k < padded; ++k) dst.q(r, k) = 0;
+    dst.scale(r) = dequantization_scale(amax);
+    dst.sums(r) = sum;
+  }
+
+  /// GPUs: row league_rank() by a team.
   KOKKOS_INLINE_FUNCTION void operator()(const member_type& team) const {
     const std::int64_t r = team.league_rank();
     const std::int64_t depth = src.extent(1), padded = dst.q.extent(1);
     float amax = 0.0f;
     Kokkos::parallel_reduce(
         Kokkos::TeamThreadRange(team, depth),
-        [&](std::int64_t k, float& m) { m = Kokkos::fmax(m, absmax_term(value(r, k))); },
+        [&](std::int64_t k, float& m) { m = absmax_join(m, absmax_term(value(r, k))); },
         Kokkos::Max<float>(amax));
-    amax = Kokkos::fmax(amax, 0.0f);  // a row of no columns
+    amax = absmax_join(0.0f, amax);  // a row of no columns
+    const QuantizeRule rule(amax);
+    const std::uint32_t row_elem = element_index(r, depth, 0);
     std::int32_t sum = 0;
     Kokkos::parallel_reduce(
         Kokkos::TeamThreadRange(team, padded),
         [&](std::int64_t k, std::int32_t& acc) {
-          int q = 0;
-          if (k < depth) {
-            if constexpr (Stochastic) {
-              q = quantize_stochastic(value(r, k), amax,
-                                      uniform01(key, element_index(r, depth, k)));
-            } else {
-              q = quantize_nearest(value(r, k), amax);
-            }
-          }
+          const int q = k < depth ? quantize(rule, row_elem, r, k) : 0;
           dst.q(r, k) = std::int8_t(q);
           acc += q;
         },
@@ -96,17 +124,29 @@ struct RowQuantizer {
   }
 
   void run(const ExecSpace& space, const char* label) const {
-    Kokkos::parallel_for(label, Kokkos::TeamPolicy<ExecSpace>(space, src.extent(0), Kokkos::AUTO),
-                         *this);
+    if constexpr (host) {
+      Kokkos::parallel_for(label,
+                           Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(
+                               space, 0, std::int64_t(src.extent(0))),
+                           *this);
+    } else {
+      Kokkos::parallel_for(label, Kokkos::TeamPolicy<ExecSpace>(space, src.extent(0), Kokkos::AUTO),
+                           *this);
+    }
   }
 };
 
 /// The weight gradient's operands (SPEC §6, update from IO): x quantized per column to xq [M, in]
 /// (nearest) and grad_out per column, transposed, to gq [out, Mp] (stochastic on stream tag_w
 /// with elem = (row_offset + o) * M + m), with the columns' scales and gq's row sums.
+/// A work item takes `width` adjacent columns of one matrix and reads the samples' rows
+/// contiguously (one column per GPU thread; a vector's worth on hosts); gq's transposed rows are
+/// written through a small tile of `tile` samples.
 template <class ExecSpace>
 struct ColumnQuantizer {
   using Mem = typename ExecSpace::memory_space;
+  static constexpr int width = std::is_same_v<Mem, Kokkos::HostSpace> ? 32 : 1;
+  static constexpr int tile = 64;
   InputView<Mem> x, grad_out;
   Int8Matrix<Mem> xq;
   FloatVector<Mem> x_scale;
@@ -114,36 +154,96 @@ struct ColumnQuantizer {
   std::uint32_t key = 0;
   std::int64_t row_offset = 0;
 
-  KOKKOS_INLINE_FUNCTION void operator()(std::int64_t c) const {
-    const std::int64_t M = x.extent(0), in = x.extent(1);
-    if (c < in) {
-      float amax = 0.0f;
-      for (std::int64_t m = 0; m < M; ++m) amax = Kokkos::fmax(amax, absmax_term(x(m, c)));
-      for (std::int64_t m = 0; m < M; ++m) xq(m, c) = std::int8_t(quantize_nearest(x(m, c), amax));
-      x_scale(c) = dequantization_scale(amax);
+  static std::int64_t blocks(std::int64_t n) { return (n + width - 1) / width; }
+
+  /// Columns [c0, c0 + W) of x.
+  template <int W>
+  KOKKOS_INLINE_FUNCTION void quantize_x(std::int64_t c0) const {
+    const std::int64_t M = x.extent(0);
+    float amax[W];
+    for (int j = 0; j < W; ++j) amax[j] = 0.0f;
+    for (std::int64_t m = 0; m < M; ++m) {
+      const float* row = &x(m, c0);
+      for (int j = 0; j < W; ++j) amax[j] = absmax_join(amax[j], absmax_term(row[j]));
+    }
+    for (std::int64_t m = 0; m < M; ++m) {
+      const float* row = &x(m, c0);
+      std::int8_t* q = &xq(m, c0);
+      for (int j = 0; j < W; ++j) q[j] = std::int8_t(QuantizeRule(amax[j]).nearest(row[j]));
+    }
+    for (int j = 0; j < W; ++j) x_scale(c0 + j) = dequantization_scale(amax[j]);
+  }
+
+  /// Columns [o0, o0 + W) of grad_out.
+  template <int W>
+  KOKKOS_INLINE_FUNCTION void quantize_grad_out(std::int64_t o0) const {
+    const std::int64_t M = grad_out.extent(0), padded = gq.q.extent(1);
+    float amax[W];
+    std::int32_t sum[W];
+    std::uint32_t column_elem[W];
+    for (int j = 0; j < W; ++j) {
+      amax[j] = 0.0f;
+      sum[j] = 0;
+      column_elem[j] = element_index(row_offset + o0 + j, M, 0);
+    }
+    for (std::int64_t m = 0; m < M; ++m) {
+      const float* row = &grad_out(m, o0);
+      for (int j = 0; j < W; ++j) amax[j] = absmax_join(amax[j], absmax_term(row[j]));
+    }
+    for (std::int64_t m0 = 0; m0 < padded; m0 += tile) {
+      std::int8_t q[tile][W];
+      const int n = int(Kokkos::min<std::int64_t>(tile, padded - m0));
+      for (int e = 0; e < n; ++e) {
+        const std::int64_t m = m0 + e;
+        if (m < M) {
+          const float* row = &grad_out(m, o0);
+          for (int j = 0; j < W; ++j) {
+            const int v = QuantizeRule(amax[j]).stochastic(
+                row[j], uniform01(key, column_elem[j] + std::uint32_t(m)));
+            q[e][j] = std::int8_t(v);
+            sum[j] += v;
+          }
+        } else {
+          for (int j = 0; j < W; ++j) q[e][j] = 0;
+        }
+      }
+      for (int j = 0; j < W; ++j) {
+        std::int8_t* out = &gq.q(o0 + j, m0);
+        for (int e = 0; e < n; ++e) out[e] = q[e][j];
+      }
+    }
+    for (int j = 0; j < W; ++j) {
+      gq.scale(o0 + j) = dequantization_scale(amax[j]);
+      gq.sums(o0 + j) = sum[j];
+    }
+  }
+
+  KOKKOS_INLINE_FUNCTION void operator()(std::int64_t b) const {
+    const std::int64_t in = x.extent(1), out = grad_out.extent(1);
+    const bool of_x = b < blocks(in);
+    const std::int64_t c0 = (of_x ? b : b - blocks(in)) * width;
+    const std::int64_t n = of_x ? in : out;
+    if (c0 + width <= n) {
+      if (of_x) {
+        quantize_x<width>(c0);
+      } else {
+        quantize_grad_out<width>(c0);
+      }
       return;
     }
-    const std::int64_t o = c - in;
-    float amax = 0.0f;
-    for (std::int64_t m = 0; m < M; ++m) amax = Kokkos::fmax(amax, absmax_term(grad_out(m, o)));
-    std::int32_t sum = 0;
-    for (std::int64_t m = 0; m < std::int64_t(gq.q.extent(1)); ++m) {
-      int q = 0;
-      if (m < M) {
-        q = quantize_stochastic(grad_out(m, o), amax,
-                                uniform01(key, element_index(row_offset + o, M, m)));
+    for (std::int64_t c = c0; c < n; ++c) {
+      if (of_x) {
+        quantize_x<1>(c);
+      } else {
+        quantize_grad_out<1>(c);
       }
-      gq.q(o, m) = std::int8_t(q);
-      sum += q;
     }
-    gq.scale(o) = dequantization_scale(amax);
-    gq.sums(o) = sum;
   }
 
   void run(const ExecSpace& space, const char* label) const {
     Kokkos::parallel_for(label,
                          Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(
-                             space, 0, std::int64_t(x.extent(1) + grad_out.extent(1))),
+                             space, 0, blocks(x.extent(1)) + blocks(grad_out.extent(1))),
                          *this);
   }
 };

@@ -67,13 +67,13 @@ class TernaryLinear {
 
   /// y [M, out] = x [M, in] W^T.
   void forward(const InputView<memory_space>& x, const OutputView<memory_space>& y) const {
-    TernaryCounter::forward(space_, state_, x, y);
+    TernaryCounter::forward(space_, state_, x, y, product_options());
   }
 
   /// grad_x [M, in] = grad_out [M, out] W with the weights before this step's update.
   void backward_input(const InputView<memory_space>& grad_out,
                       const OutputView<memory_space>& grad_x) const {
-    TernaryCounter::backward_input(space_, state_, grad_out, grad_x);
+    TernaryCounter::backward_input(space_, state_, grad_out, grad_x, product_options());
   }
 
   /// The step's update from the layer's input x [M, in] and output gradient grad_out [M, out]
@@ -92,6 +92,12 @@ class TernaryLinear {
         TernaryCounter::update_from_io(space_, state_, x, grad_out, p, workspace_);
     ++step_;
     return report;
+  }
+
+  /// The products' options: params().precision, and this step's seed for backward_input's
+  /// stochastic rounding in int8.
+  ProductOptions product_options() const {
+    return {params_.precision, step_seed(base_seed_, step_)};
   }
 
   const state_type& state() const { return state_; }

@@ -14,13 +14,14 @@ const char* const image_usage =
     "usage: ternary-counter-train [--dataset fashion-mnist] [--data-dir DIR] [--epochs N]\n"
     "         [--stop-after E] [--batch N] [--hidden W1,W2,...] [--C N] [--lr X] [--lr-scale X]\n"
     "         [--rms-beta X] [--decay-lr-scale 0|1] [--seed S] [--train-limit N] [--test-limit N]\n"
-    "         [--exec default|serial] [--save FILE] [--resume FILE]\n"
+    "         [--precision fp32|int8] [--exec default|serial] [--save FILE] [--resume FILE]\n"
     "         [--fp32-baseline] [--adam-lr X]\n"
     "  Trains a ternary MLP 784-<hidden>-10 on Fashion-MNIST (DIR: the four IDX files, plain or\n"
     "  .gz; default /usr/share/datasets/fashion-mnist) with a cosine decay of lr over --epochs;\n"
     "  prints one line per epoch and a final: line. --save writes a checkpoint after every epoch;\n"
     "  --resume continues one (its settings come from the checkpoint). --fp32-baseline trains the\n"
-    "  same MLP with float weights and Adam instead.";
+    "  same MLP with float weights and Adam instead. --precision int8 runs every layer's products\n"
+    "  and weight gradients on the integer path (docs/SPEC.md §6).";
 
 namespace {
 
@@ -111,6 +112,14 @@ const std::map<std::string, Setting>& stored_settings() {
         [](ImageOptions& o, const std::string& v) {
           o.params.rms_beta = parse_real("rms-beta", v);
         }}},
+      {"precision",
+       {[](const ImageOptions& o) { return std::string(precision_name(o.params.precision)); },
+        [](ImageOptions& o, const std::string& v) {
+          if (v != "fp32" && v != "int8") {
+            throw std::invalid_argument("--precision must be fp32 or int8, got '" + v + "'");
+          }
+          o.params.precision = v == "int8" ? Precision::int8 : Precision::fp32;
+        }}},
       {"decay-lr-scale",
        {[](const ImageOptions& o) { return std::to_string(o.decay_lr_scale); },
         [](ImageOptions& o, const std::string& v) {
@@ -180,6 +189,8 @@ std::map<std::string, std::string> image_run_metadata(const ImageOptions& o) {
 void adopt_image_metadata(ImageOptions& o, const std::map<std::string, std::string>& meta,
                           const std::string& path) {
   for (const auto& [name, setting] : stored_settings()) {
+    // Checkpoints written before the integer path store no precision: they trained in fp32.
+    if (name == "precision" && !meta.count(name)) continue;
     if (!meta.count(name)) throw std::runtime_error(path + " has no metadata \"" + name + "\"");
     const std::string stored = meta.at(name);
     if (o.given.count(name) && setting.write(o) != stored) {

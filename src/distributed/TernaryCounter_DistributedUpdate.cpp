@@ -76,7 +76,8 @@ UpdateReport Impl::update_from_io_agreeing(
                                Field::real("params.clip", params.clip),
                                Field::integer("params.seed", params.seed),
                                Field::integer("params.lagged", params.lagged),
-                               Field::integer("params.row_offset", params.row_offset)};
+                               Field::integer("params.row_offset", params.row_offset),
+                               Field::integer("params.precision", int(params.precision))};
   fields.insert(fields.end(), extra.begin(), extra.end());
   const std::vector<std::int64_t> samples =
       agree(comm, where, local_error(state, x_local, grad_out_local, params), fields,
