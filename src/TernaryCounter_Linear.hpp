@@ -16,7 +16,7 @@
 
 #include "TernaryCounter_PackedState.hpp"
 #include "TernaryCounter_UpdateFromIO.hpp"
-#include "impl/TernaryCounter_ViewTypes.hpp"
+#include "TernaryCounter_ViewTypes.hpp"
 
 #include <Kokkos_Core.hpp>
 

@@ -1,6 +1,7 @@
 #include "TernaryCounter_DistributedUpdate.hpp"
 
 #include "TernaryCounter_Blocks.hpp"
+#include "impl/TernaryCounter_Agreement.hpp"
 #include "impl/TernaryCounter_AllGather.hpp"
 #include "impl/TernaryCounter_MpiCheck.hpp"
 

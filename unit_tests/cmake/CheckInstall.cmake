@@ -1,6 +1,8 @@
 # cmake -DBUILD=<build dir> -DPREFIX=<empty folder> -P CheckInstall.cmake
 # What `cmake --install` gives a user: the public headers, each of whose quoted includes is
-# installed too; not the tests' oracle (TernaryCounter_Reference.hpp); the LICENSE.
+# installed too; not the kernels (impl/), their tuning constants (TernaryCounter_Tiling.hpp), the
+# row arithmetic (TernaryCounter_RowMath.hpp) or the tests' oracle (TernaryCounter_Reference.hpp);
+# the LICENSE.
 file(REMOVE_RECURSE "${PREFIX}")
 execute_process(COMMAND ${CMAKE_COMMAND} --install "${BUILD}" --prefix "${PREFIX}"
                 OUTPUT_QUIET ERROR_VARIABLE err RESULT_VARIABLE rc)
@@ -14,8 +16,12 @@ endif()
 if(EXISTS "${include}/TernaryCounter_Reference.hpp")
   message(FATAL_ERROR "the test oracle TernaryCounter_Reference.hpp is installed as a public header")
 endif()
-file(GLOB_RECURSE headers RELATIVE "${include}" "${include}/TernaryCounter*.hpp"
-     "${include}/impl/TernaryCounter*.hpp")
+foreach(private IN ITEMS impl TernaryCounter_Tiling.hpp TernaryCounter_RowMath.hpp)
+  if(EXISTS "${include}/${private}")
+    message(FATAL_ERROR "the library's internal ${private} is installed in ${include}")
+  endif()
+endforeach()
+file(GLOB_RECURSE headers RELATIVE "${include}" "${include}/*")
 foreach(header IN LISTS headers)
   get_filename_component(dir "${include}/${header}" DIRECTORY)
   file(STRINGS "${include}/${header}" lines REGEX "^#include \"")

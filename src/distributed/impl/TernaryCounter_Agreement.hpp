@@ -4,6 +4,7 @@
 #pragma once
 
 #include "TernaryCounter_Communicator.hpp"
+#include "TernaryCounter_DistributedUpdate.hpp"
 
 #include <cstdint>
 #include <string>
@@ -11,15 +12,8 @@
 
 namespace TernaryCounter::Distributed::Impl {
 
-/// One value every rank must hold equally (doubles compared bit for bit).
-struct Field {
-  const char* name;
-  std::int64_t bits;
-  bool is_double = false;
-
-  static Field integer(const char* name, std::int64_t value) { return {name, value, false}; }
-  static Field real(const char* name, double value);
-};
+// Field, the values compared, is declared in TernaryCounter_DistributedUpdate.hpp: the public
+// update_from_io_agreeing takes a list of them.
 
 /// Collective. "" when no rank has a local error; otherwise, on every rank, "rank R: <its
 /// error>" for the lowest rank R that has one (plus how many others had one).
