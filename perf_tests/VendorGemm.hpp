@@ -50,8 +50,8 @@ class VendorGemm {
 
   /// Waits until a host BLAS's worker threads have gone to sleep: OpenBLAS's threads poll for
   /// work for 2^28 clock ticks (~0.1 s) after each call, on the cores that Kokkos' threads need
-  /// next. The driver calls it before timing this library's calls after vendor calls (on 2
-  /// cores the dense update timed after an SGEMM took 8.8 ms instead of 0.87). No-op on GPUs.
+  /// next. The driver calls it before timing this library's calls after vendor calls, which
+  /// would otherwise share their cores with spinning BLAS threads. No-op on GPUs.
   void settle() const;
 
   /// "KokkosBlas::gemm (TPL: <library, version, precision, threads>)", for the report.

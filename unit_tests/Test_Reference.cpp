@@ -110,8 +110,8 @@ TEST(Reference, UpdateFromIoWithSmallWorkspaceAndRowOffset) {
 
 // Gradients and denominators at the edges of float: rows whose groups mix zeros, subnormals and
 // values beyond 2^60 with ordinary ones, a row of tiny denominator and one of huge denominator.
-// (Guards a GPU division by the row's reciprocal, measured and not kept in the twenty-first
-// session: any shortcut of step 9's division must keep these bits.)
+// (Any shortcut of step 9's division, e.g. a multiplication by the row's reciprocal on GPUs,
+// must keep these bits.)
 TEST(Reference, GradientsAndDenominatorsAtTheEdgesOfFloat) {
   Case c = random_case("dense", 5, 1028, 0, 1);  // lagged: the denominators are sqrt(v_in)
   c.params.rms_eps = 1e-30;

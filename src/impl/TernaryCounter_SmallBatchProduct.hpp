@@ -11,7 +11,7 @@
 // chain over the depth in ascending order: the bits equal the tile engine's. Products of whole
 // teams and steps over 16-byte aligned code rows (the usual layer shapes) launch a kernel that
 // loads the weights as pairs of 16-code runs without edge tests (WholeSteps). The kernel is bound
-// by its shared-memory traffic and latency (ncu).
+// by its shared-memory traffic and latency.
 #pragma once
 
 #include "impl/TernaryCounter_Float4.hpp"
