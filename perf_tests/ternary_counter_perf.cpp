@@ -8,8 +8,8 @@
 // Absolute times on a shared machine mean little, so every ratio comes from the same run.
 #include "PerfInputs.hpp"
 #include "PerfJson.hpp"
+#include "PerfRevision.hpp"
 #include "PerfTiming.hpp"
-#include "TernaryCounterPerf_GitRevision.hpp"
 #include "VendorGemm.hpp"
 #include "VendorGemm_SelfCheck.hpp"
 
@@ -393,7 +393,8 @@ std::string record_json(const ShapeResult& r, const CopyBandwidth& copy) {
       .integer("in", r.shape.in)
       .integer("M", r.shape.m)
       .str("backend", ExecSpace::name())
-      .str("git_revision", TERNARYCOUNTER_GIT_REVISION)
+      .str("git_revision", Perf::git_revision)
+      .str("git_diff_sha256", Perf::git_diff_sha256)
       .num("from_io_ms", r.from_io.median())
       .num("vendor_path_ms", r.vendor_path.median())
       .num("dense_update_ms", r.dense.median())
@@ -443,7 +444,7 @@ int run(const Options& options, std::ofstream& json) {
   const VendorGemm vendor(space);
   const double check = self_check_vendor_gemm(space, vendor);
   std::printf("ternary-counter-perf  git %s  backend %s  concurrency %d\n",
-              TERNARYCOUNTER_GIT_REVISION, ExecSpace::name(), space.concurrency());
+              revision_summary().c_str(), ExecSpace::name(), space.concurrency());
   std::printf("vendor GEMM: %s\n", vendor.description().c_str());
   std::printf(
       "vendor GEMM self-check (37x24x64, its three products vs a double host loop): ok, worst "
@@ -484,7 +485,8 @@ int run(const Options& options, std::ofstream& json) {
     records += "\n  ]";
     JsonObject top;
     top.str("program", "ternary-counter-perf")
-        .str("git_revision", TERNARYCOUNTER_GIT_REVISION)
+        .str("git_revision", Perf::git_revision)
+        .str("git_diff_sha256", Perf::git_diff_sha256)
         .str("backend", ExecSpace::name())
         .integer("concurrency", space.concurrency())
         .str("vendor_gemm", vendor.description())
