@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # cmake -DWORK=<scratch folder> -P CheckGitRevision.cmake
 # What GitRevision.cmake writes, in a scratch repository: a clean checkout's `git describe --always
 # --dirty` with an empty diff hash; a dirty one's "-dirty" revision with the SHA-256 of `git diff

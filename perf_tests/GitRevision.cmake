@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # Run at build time (cmake -DSOURCE_DIR=... -DOUTPUT=... -P GitRevision.cmake): writes a header
 # naming the source tree the benchmark drivers are built from, touched only when that changes, so
 # a commit or an edit without a reconfigure still shows up in the benchmark report:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The source tree the drivers were built from, as the report states it (GitRevision.cmake): the
 // revision, and for a tree with uncommitted changes the hash of those changes. A tree the build
 // could not check is reported as unknown, never as clean.

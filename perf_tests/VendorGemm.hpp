@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The vendor SGEMM of the comparison paths, in FP32 on row-major Views: the dense weight gradient
 // grad_w [out, in] = grad_out^T x, and the dense layer's forward (x W^T) and input gradient
 // (grad_out W). One implementation (VendorGemm.cpp) on KokkosBlas::gemm, which calls the BLAS

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // ternary-counter-perf [--shape OUTxINxM]... [--shapes llm|inference] [--workspace-mib N]
 //                      [--team-size N] [--repeat N] [--json FILE]
 // Times, per shape and in one run: update_from_io (the strict path, with a caller-owned

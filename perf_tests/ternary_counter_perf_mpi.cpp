@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // ternary-counter-perf-mpi [--shape OUTxINxM]... [--repeat N] [--json FILE]   (under mpirun)
 // Data-parallel training of one layer on N ranks, each with M samples of a global batch of N*M,
 // timed in one run two ways:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Per-backend tile sizes of the kernels: one kernel source, tuned through these traits.
 #pragma once
 

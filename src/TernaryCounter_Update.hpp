@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The dense counter update: the weight gradient is given (SPEC §3, dense path).
 #pragma once
 

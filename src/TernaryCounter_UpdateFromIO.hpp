@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The strict update from IO: the gradient g = grad_out^T x is formed inside the update and never
 // stored as an [out, in] array (SPEC §3, from-IO path).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Checkpoint files: the safetensors layout byte by byte, round trips, crash-safe writes and
 // every way the loader must refuse a file (leaving the caller's state untouched).
 #include "Test_Common.hpp"

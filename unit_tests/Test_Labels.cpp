@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Every kernel the library launches carries a label of its own ("TernaryCounter::<call>::<kernel>"
 // or "TernaryCounter::<kernel>") and every allocation the "TernaryCounter::" prefix, so that Kokkos
 // Tools attribute time and memory to the kernel that spent it. The calls below reach every kernel

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The kernels against TernaryCounter::Reference (plain host loops of SPEC §3) on random inputs of
 // awkward shapes: out not a multiple of any tile, in with partial 256-column blocks and partial
 // tiles, M = 0 and M not a multiple of the staging depth. Bit-exact.

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """Compares the vendor timings of two ternary-counter-perf --json files of the same shapes.
 
   compare_vendor.py BASE.json NEW.json [--tolerance 0.05]

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """Plots a ternary-counter-perf JSON (--json FILE) as bars per shape: the time of forward,
 backward_input, the whole layer step and update_from_io, each over its vendor counterpart of the
 same run (1 = as fast as the vendor library; lower is faster). Needs gnuplot (Debian package

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The sharded strict update (data parallelism without a gradient all-reduce): every rank holds
 // the whole packed state and its own samples; the update all-gathers x and grad_out in rank
 // order (= the global sample order), each rank runs update_from_io on its block of output rows

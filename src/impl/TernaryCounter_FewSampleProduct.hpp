@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // forward and backward_input for one to sixteen samples on GPUs (token-by-token inference, tiny
 // batches). Each output element is one fma chain over the whole depth (the documented order), so
 // a layer has only as many chains as columns times samples: 16384 columns are ~4 warps per

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Host kernels at full speed in a build without architecture flags. Many installed Kokkos are
 // configured for baseline x86-64 (no Kokkos_ARCH_*), and an application that links one compiles
 // our kernels the same way: fma becomes a call into libm and nothing vectorizes (update_from_io

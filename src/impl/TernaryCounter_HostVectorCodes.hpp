@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Host code compiled by GCC or Clang unpacks runs of 16 codes with their vector extensions: no ISA
 // intrinsics, so AVX-512, AVX2 and baseline builds all get vector code (each as wide as it can).
 // Used where host loops decode codes in bulk: the tile engine's staging of packed weights and the

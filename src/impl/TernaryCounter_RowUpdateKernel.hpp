@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The row update of SPEC §3 steps 2-11 for rows whose gradient is in memory: one team per row.
 // Used by update() on the caller's gradient and by update_from_io() on its gradient rows.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // forward and backward_input for a few samples (M <= 16: evaluation, inference, small batches)
 // on GPUs. There the tile engine's tiles would be mostly padding, and the product is bound by
 // reading the weights, which are 0.75 byte per weight here against a dense layer's 4. (Products

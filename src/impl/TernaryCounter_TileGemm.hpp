@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The tile GEMM engine behind the layer's three products (the update's weight gradient, forward
 // and backward_input): C[r, c] = sum_k A(k, r) * B(k, c), each element one fma chain over k
 // ascending, stored through the product's epilogue. The order of every chain is fixed, so tile

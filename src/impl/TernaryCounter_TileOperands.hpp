@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The operands of the tile GEMM engine (TernaryCounter_TileGemm.hpp). An operand is read as
 // elements (k, j): k runs along the product's depth (the summed index), j along the tile's rows
 // (operand A) or columns (operand B). load(k, j) returns four consecutive elements, either along

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # cmake -DBUILD=<build dir> -DPREFIX=<empty folder> -P CheckInstall.cmake
 # What `cmake --install` gives a user: the public headers, each of whose quoted includes is
 # installed too; not the kernels (impl/), their tuning constants (TernaryCounter_Tiling.hpp), the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Collective checks before a collective update or checkpoint: every rank learns every rank's
 // verdict, so all of them raise the same error (or none does) and no rank waits for a partner
 // that has already given up.
