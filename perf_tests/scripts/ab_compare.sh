@@ -14,7 +14,7 @@
 # name A's and B's trees by their revision and the hash of their uncommitted diff.
 set -euo pipefail
 if [ $# -lt 2 ]; then
-  sed -n '3,15p' "$0" | sed 's/^# \{0,1\}//'
+  sed -n '3,14p' "$0" | sed 's/^# \{0,1\}//'
   exit 2
 fi
 root=$(git -C "$(dirname "$0")" rev-parse --show-toplevel)

@@ -17,7 +17,7 @@
 # (default "1 2"), MPI_ARGS (arguments of the MPI driver), MPIRUN (default "mpirun").
 set -uo pipefail
 if [ $# -lt 2 ] || [ $# -gt 3 ]; then
-  sed -n '3,18p' "$0" | sed 's/^# \{0,1\}//'
+  sed -n '3,17p' "$0" | sed 's/^# \{0,1\}//'
   exit 2
 fi
 root=$(cd "$(dirname "$0")/../.." && pwd)
