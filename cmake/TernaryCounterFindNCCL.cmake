@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # Finds NCCL (header nccl.h, library libnccl) and defines the imported target NCCL::NCCL.
 # Looked for under NCCL_ROOT / NCCL_HOME / CUDA_HOME and the CUDA toolkit's folders (NVIDIA's
 # CUDA images put it there). Installed as part of the package: a consumer of a TernaryCounter

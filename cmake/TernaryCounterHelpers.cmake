@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # Flags that determinism needs (GUIDE: "Determinism"), added PRIVATE to each target that
 # compiles SPEC arithmetic: no contraction of a*b+c into fma, on the host and on the device.
 # They come after the flags of an add_subdirectory parent (CMAKE_CXX_FLAGS) on the command line,

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # Installs the library with a package config so that find_package(TernaryCounter) works.
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)

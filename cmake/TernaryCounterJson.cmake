@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # nlohmann_json, the JSON reader of checkpoint headers. Header-only and private to the library:
 # src/ links it as a build-time dependency only ($<BUILD_INTERFACE:...>), so neither the installed
 # package's config nor an application that adds this project as a subdirectory needs it.

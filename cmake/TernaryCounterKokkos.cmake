@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # Makes Kokkos::kokkos available: the parent project's target, else an installed Kokkos 5.0,
 # else Kokkos 5.0.2 built from its pinned release source (see TernaryCounterKokkosSource.cmake).
 # The backend is whatever Kokkos is configured with (Kokkos_ENABLE_SERIAL/OPENMP/CUDA/HIP).

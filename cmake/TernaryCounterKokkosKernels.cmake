@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # Makes Kokkos::kokkoskernels available to the performance drivers and the examples, for the BLAS
 # that needs no fixed order (vendor baselines, FP32 reference models): KokkosBlas::gemm calls
 # cuBLAS, rocBLAS or a host BLAS through its TPLs. The library target itself never links it.

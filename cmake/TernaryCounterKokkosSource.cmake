@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # Provides the Kokkos 5.0.2 release source (pinned by SHA256) under the build tree, through
 # FetchContent (content name `kokkos`, so FETCHCONTENT_SOURCE_DIR_KOKKOS and
 # FETCHCONTENT_FULLY_DISCONNECTED work as for any FetchContent dependency).

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # The optional distributed component (TernaryCounter::Distributed): MPI between processes and,
 # on CUDA, NCCL between GPUs. Each is on by default when it is found; asking for one that is not
 # there is an error. The core library needs neither.

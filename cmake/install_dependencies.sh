@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # Installs what building and testing TernaryCounter needs on Debian/Ubuntu (run as root or with
 # sudo available): a C++20 compiler, CMake >= 3.25, Ninja (the presets' generator: it builds on
 # every core, where make by default builds one file at a time; make stays for projects without

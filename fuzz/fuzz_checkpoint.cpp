@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // libFuzzer target: any bytes given to parse_checkpoint either load or throw CheckpointError;
 // anything else (another exception, a crash, a sanitizer report, a leak) is a finding. A file
 // that loads must serialize and load again to the same layers.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // libFuzzer target: update parameters and layer shapes from raw bytes. A call either throws
 // std::invalid_argument before anything changes, or runs a dense update on a small state whose
 // results are finite; validate() must never accept values whose float32 copies are inf or 0.

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """Writes the seed corpora of the fuzz targets (committed; rerun after a format change):
 corpus/checkpoint: valid checkpoints, truncated ones and edited ones; corpus/params: parameter
 records in fuzz_params.cpp's byte layout, valid and at the edges."""

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Deterministic, roughly normal benchmark inputs, filled by a kernel on the device (GPU-sized
 // arrays never pass through host loops).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Minimal JSON text output for the benchmark report (no dependency for a handful of fields).
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Timing of one benchmarked call: a warm-up, then repeats with a fence before and after each,
 // the per-repeat preparation (e.g. restoring the state) outside the timed region.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // VendorGemm through Kokkos Kernels: KokkosBlas::gemm on the driver's execution space, which calls
 // the BLAS TPL Kokkos Kernels was built with for these View types (cuBLAS on CUDA, rocBLAS on HIP,
 // the host BLAS, here OpenBLAS, on host backends) and its own kernels where it has none.

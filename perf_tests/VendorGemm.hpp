@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The vendor SGEMM of the comparison paths, in FP32 on row-major Views: the dense weight gradient
 // grad_w [out, in] = grad_out^T x, and the dense layer's forward (x W^T) and input gradient
 // (grad_out W). One implementation (VendorGemm.cpp) on KokkosBlas::gemm, which calls the BLAS
@@ -50,8 +51,8 @@ class VendorGemm {
 
   /// Waits until a host BLAS's worker threads have gone to sleep: OpenBLAS's threads poll for
   /// work for 2^28 clock ticks (~0.1 s) after each call, on the cores that Kokkos' threads need
-  /// next. The driver calls it before timing this library's calls after vendor calls (on 2
-  /// cores the dense update timed after an SGEMM took 8.8 ms instead of 0.87). No-op on GPUs.
+  /// next. The driver calls it before timing this library's calls after vendor calls, which
+  /// would otherwise share their cores with spinning BLAS threads. No-op on GPUs.
   void settle() const;
 
   /// "KokkosBlas::gemm (TPL: <library, version, precision, threads>)", for the report.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // A startup check of the vendor GEMM against a host loop: catches a wrong transpose or leading
 // dimension, and reduced-precision math (TF32 rounds inputs to 10 mantissa bits, ~5e-4).
 #pragma once

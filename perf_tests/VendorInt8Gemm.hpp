@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The vendor's int8 GEMM, the peer of the integer path's products in the same run: oneDNN's
 // dnnl_gemm_s8s8s32 on host backends where the build found oneDNN (Debian: libdnnl-dev).
 // Elsewhere it is unavailable and the driver records no figure for it.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // ternary-counter-perf [--shape OUTxINxM]... [--shapes llm|inference] [--workspace-mib N]
 //                      [--team-size N] [--precision fp32|int8] [--repeat N] [--json FILE]
 // Times, per shape and in one run: update_from_io (the strict path, with a caller-owned
@@ -10,8 +11,8 @@
 // Absolute times on a shared machine mean little, so every ratio comes from the same run.
 #include "PerfInputs.hpp"
 #include "PerfJson.hpp"
+#include "PerfRevision.hpp"
 #include "PerfTiming.hpp"
-#include "TernaryCounterPerf_GitRevision.hpp"
 #include "VendorGemm.hpp"
 #include "VendorGemm_SelfCheck.hpp"
 #include "VendorInt8Gemm.hpp"
@@ -439,7 +440,8 @@ std::string record_json(const ShapeResult& r, const CopyBandwidth& copy) {
       .integer("in", r.shape.in)
       .integer("M", r.shape.m)
       .str("backend", ExecSpace::name())
-      .str("git_revision", TERNARYCOUNTER_GIT_REVISION)
+      .str("git_revision", Perf::git_revision)
+      .str("git_diff_sha256", Perf::git_diff_sha256)
       .str("precision", precision_name(r.precision))
       .num("from_io_ms", r.from_io.median())
       .num("vendor_path_ms", r.vendor_path.median())
@@ -493,7 +495,7 @@ int run(const Options& options, std::ofstream& json) {
   const VendorGemm vendor(space);
   const double check = self_check_vendor_gemm(space, vendor);
   std::printf("ternary-counter-perf  git %s  backend %s  concurrency %d\n",
-              TERNARYCOUNTER_GIT_REVISION, ExecSpace::name(), space.concurrency());
+              revision_summary().c_str(), ExecSpace::name(), space.concurrency());
   std::printf("vendor GEMM: %s\n", vendor.description().c_str());
   std::printf("precision: %s; vendor int8 GEMM: %s\n", precision_name(options.precision),
               VendorInt8Gemm::description().c_str());
@@ -536,7 +538,8 @@ int run(const Options& options, std::ofstream& json) {
     records += "\n  ]";
     JsonObject top;
     top.str("program", "ternary-counter-perf")
-        .str("git_revision", TERNARYCOUNTER_GIT_REVISION)
+        .str("git_revision", Perf::git_revision)
+        .str("git_diff_sha256", Perf::git_diff_sha256)
         .str("backend", ExecSpace::name())
         .integer("concurrency", space.concurrency())
         .str("vendor_gemm", vendor.description())

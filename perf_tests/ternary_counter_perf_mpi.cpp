@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // ternary-counter-perf-mpi [--shape OUTxINxM]... [--repeat N] [--json FILE]   (under mpirun)
 // Data-parallel training of one layer on N ranks, each with M samples of a global batch of N*M,
 // timed in one run two ways:
@@ -13,8 +14,8 @@
 // rank.
 #include "PerfInputs.hpp"
 #include "PerfJson.hpp"
+#include "PerfRevision.hpp"
 #include "PerfTiming.hpp"
-#include "TernaryCounterPerf_GitRevision.hpp"
 #include "VendorGemm.hpp"
 
 #include <mpi.h>
@@ -272,7 +273,7 @@ int run(const Options& options, const Dist::Communicator& comm) {
     std::printf(
         "ternary-counter-perf-mpi  git %s  backend %s  ranks %d  concurrency/rank %d  "
         "device all-gather: %s\nvendor GEMM: %s\n",
-        TERNARYCOUNTER_GIT_REVISION, ExecSpace::name(), comm.size(), space.concurrency(),
+        revision_summary().c_str(), ExecSpace::name(), comm.size(), space.concurrency(),
         on_gpu ? (nccl ? "NCCL" : "MPI through host memory") : "MPI (host memory)",
         vendor.description().c_str());
     std::printf("%6s %6s %6s %5s | %10s %10s %6s | %10s %10s %6s | %9s %9s\n", "out", "in",
@@ -309,7 +310,8 @@ int run(const Options& options, const Dist::Communicator& comm) {
     }
     JsonObject top;
     top.str("program", "ternary-counter-perf-mpi")
-        .str("git_revision", TERNARYCOUNTER_GIT_REVISION)
+        .str("git_revision", Perf::git_revision)
+        .str("git_diff_sha256", Perf::git_diff_sha256)
         .str("backend", ExecSpace::name())
         .integer("ranks", comm.size())
         .integer("concurrency_per_rank", space.concurrency())

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // TernaryCounter: memory-native ternary counter weights on Kokkos. Include this header.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Checkpoints: the packed states of one or more layers in one safetensors file
 // (docs/CHECKPOINT_FORMAT.md). Per layer <name>.state (U8 [out, 3*in/4]), <name>.scale and
 // <name>.v (F32 [out, 1]); the header's "__metadata__" holds C, step and format_version plus

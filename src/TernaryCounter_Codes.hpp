@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Counter codes (SPEC §1): a 6-bit code holds a ternary weight and a residual counter;
 // four codes pack into three bytes.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Deterministic stochastic-rounding thresholds (SPEC §2).
 #pragma once
 

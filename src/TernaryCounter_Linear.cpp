@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #include "TernaryCounter_Linear.hpp"
 
 #include "impl/TernaryCounter_ExecutionSpaces.hpp"
@@ -13,6 +14,7 @@
 #include <cstdint>
 #include <sstream>
 #include <stdexcept>
+#include <string>
 
 namespace TernaryCounter {
 
@@ -51,18 +53,19 @@ struct BackwardInputProduct {
 
 /// forward or backward_input: on GPUs, products of up to 16 samples over aligned rows by teams
 /// per 32 output columns and other products of a few samples by the small-batch kernel; else by
-/// the tile engine.
+/// the tile engine. Each kernel launches under its own label, "<call>::<kernel>", so Kokkos
+/// Tools tell them apart.
 template <class ExecSpace, class Product>
-void run_product(const ExecSpace& space, const Product& product, const char* label) {
+void run_product(const ExecSpace& space, const Product& product, const std::string& call) {
   if constexpr (Tiling<ExecSpace>::small_batch) {
-    if (run_few_sample_product(space, product, label)) return;
+    if (run_few_sample_product(space, product, (call + "::few_sample").c_str())) return;
     using Small = SmallBatchProduct<ExecSpace, Product>;
     if (Small::serves(product.rows())) {
-      Small{product}.run(space, label);
+      Small{product}.run(space, (call + "::small_batch").c_str());
       return;
     }
   }
-  run_tile_gemm(space, product, label);
+  run_tile_gemm(space, product, (call + "::tiles").c_str());
 }
 
 template <class MemorySpace>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The layer's products with its packed weights W[o,i] = scale[o] * t[o,i] (SPEC §1): forward
 // y = x W^T and the input gradient grad_x = grad_out W. The codes are decoded on the fly (one
 // 3-byte load per 4 weights); no float copy of W is ever made.
@@ -19,7 +20,7 @@
 #include "TernaryCounter_PackedState.hpp"
 #include "TernaryCounter_Precision.hpp"
 #include "TernaryCounter_UpdateFromIO.hpp"
-#include "impl/TernaryCounter_ViewTypes.hpp"
+#include "TernaryCounter_ViewTypes.hpp"
 
 #include <Kokkos_Core.hpp>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The packed training state of one layer (SPEC §1): 0.75 byte per weight + two floats per row.
 #pragma once
 

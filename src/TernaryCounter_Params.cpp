@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #include "TernaryCounter_Params.hpp"
 
 #include "TernaryCounter_Codes.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Hyper-parameters of one update step and their validation (SPEC §3).
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The arithmetic a call runs in (SPEC §3 for fp32, §6 for int8) and the options of the products.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The arithmetic of SPEC §3, written once: every kernel and the host reference call these,
 // so the order of float operations has one source of truth.
 #pragma once

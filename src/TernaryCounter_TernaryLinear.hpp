@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // TernaryLinear: one trainable ternary layer = its packed state, its update hyper-parameters and
 // a step counter, so a training step reads forward -> loss -> backward_input -> update_from_io.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Per-backend tile sizes of the kernels: one kernel source, tuned through these traits.
 #pragma once
 
@@ -9,9 +10,8 @@ namespace TernaryCounter {
 
 /// Rows of a host micro-tile of 16 columns: its accumulators take 12 of the 16 AVX2 vector
 /// registers with 6 rows, or 24 of the 32 that AVX-512 builds have with 12 rows (GCC keeps
-/// 256-bit vectors there). 12 rows: forward 49-52 -> 45-46 ms and update_from_io 48.5-49 ->
-/// 45 ms at 1024 x 1024 x 4096 on 2 AVX-512 cores (2 interleaved runs each); 6 x 32 was slower
-/// (84 ms). Every output's fma chain is the same for any micro-tile.
+/// 256-bit vectors there), so each loaded operand feeds more fmas. Every output's fma chain is
+/// the same for any micro-tile.
 inline constexpr int host_micro_rows_avx512 = 12;
 #if defined(__AVX512F__)
 inline constexpr int host_micro_rows = host_micro_rows_avx512;
@@ -25,9 +25,8 @@ template <int Rows, int Cols>
 struct HostTiles {
   static constexpr int tile_rows = Rows;  ///< output rows of one team's gradient tile
   static constexpr int tile_cols = Cols;  ///< input columns of one team's gradient tile
-  /// Depth indices staged per step: 128 halves the accumulator tile's loads and stores of 64
-  /// (1024 x 1024 x 4096 on 2 AVX-512 cores, 3 interleaved runs: forward 31.3-32.2 -> 30.5 ms,
-  /// update_from_io 34.4-34.7 -> 33.5-33.7 ms; 256 measured the same as 128).
+  /// Depth indices staged per step: 128 halves the accumulator tile's loads and stores of 64;
+  /// 256 gains nothing more.
   static constexpr int tile_depth = 128;
   static constexpr int micro_rows = host_micro_rows;  ///< rows of a thread's register micro-tile
   static constexpr int micro_cols = 16;  ///< columns of one thread's register micro-tile
@@ -37,9 +36,8 @@ struct HostTiles {
 };
 
 /// Host backends: 384 x 512 tiles, whose accumulators (768 KiB) and staged operand slices
-/// (448 KiB) stay in L2 and L3. Large tiles restage each operand fewer times: measured on 2 cores
-/// at 1024 x 1024 x 4096 (perf driver, 3 interleaved runs each), 384 x 512 against 192 x 256:
-/// update_from_io 113-120 against 164-204 ms, forward 103-118 against 134-147 ms.
+/// (448 KiB) stay in L2 and L3. Large tiles restage each operand fewer times than 192 x 256
+/// ones, which serve only products too small to give every core a large tile.
 template <class ExecSpace>
 struct Tiling : HostTiles<384, 512> {
   static constexpr int update_team_size = 1;  ///< threads per row in the row update
@@ -76,13 +74,10 @@ struct GpuTiling {
   static constexpr bool register_accumulators = true;
   /// Most threads per row by default: one 8-group unit per thread (whole warps) up to this
   /// many; rows of up to 4096 weights run register-capped, 8 teams per multiprocessor
-  /// (RowUpdateKernel::capped_team_size). A team wider than its row's units loses (4096 x 4096,
-  /// 512 threads: 0.21 against 0.10 ms). Since the threads read their units from memory twice
-  /// (twentieth session), 256 threads beat one unit per thread beyond 256 units, whose teams
-  /// of 352 or 512 threads fit two per multiprocessor. H200, dense update ms, 256 threads
-  /// against one unit each / 128 threads: 4096 x 11008 0.226 / 0.249-0.250 / 0.227, 8192 x 16384
-  /// 0.534 / - / 0.587, 16384 x 16384 1.031 / 1.133-1.139 / 1.146, 2048 x 32768 0.308 / - /
-  /// 0.301-0.308 (docs/results/h200_2026-12-03f/call3_*).
+  /// (RowUpdateKernel::capped_team_size). A team wider than its row's units leaves threads
+  /// idle. The threads read their units from memory twice, so beyond 256 units a team of 256
+  /// threads, each looping over several units, beats one unit per thread, whose teams of 352 or
+  /// 512 threads fit only two per multiprocessor.
   static constexpr int update_team_size = 256;
   static constexpr bool small_batch = true;
   /// Large enough that a big layer is a few chunks (each chunk is two launches).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #include "TernaryCounter_Update.hpp"
 
 #include "impl/TernaryCounter_ExecutionSpaces.hpp"

@@ -1,9 +1,10 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The dense counter update: the weight gradient is given (SPEC §3, dense path).
 #pragma once
 
 #include "TernaryCounter_PackedState.hpp"
 #include "TernaryCounter_Params.hpp"
-#include "impl/TernaryCounter_ViewTypes.hpp"
+#include "TernaryCounter_ViewTypes.hpp"
 
 #include <Kokkos_Core.hpp>
 

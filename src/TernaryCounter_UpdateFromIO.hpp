@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The strict update from IO: the gradient g = grad_out^T x is formed inside the update and never
 // stored as an [out, in] array (SPEC §3, from-IO path).
 #pragma once
@@ -5,7 +6,7 @@
 #include "TernaryCounter_PackedState.hpp"
 #include "TernaryCounter_Params.hpp"
 #include "TernaryCounter_Update.hpp"
-#include "impl/TernaryCounter_ViewTypes.hpp"
+#include "TernaryCounter_ViewTypes.hpp"
 
 #include <Kokkos_Core.hpp>
 
@@ -18,9 +19,8 @@ template <class MemorySpace>
 using InputView = Kokkos::View<const float**, Kokkos::LayoutRight, MemorySpace>;
 
 /// Gradient rows update_from_io works on at once for a workspace budget of `budget_bytes`
-/// (0 = the backend's default, Tiling<ExecSpace>::workspace_bytes: 256 MiB on GPUs, 8 MiB on
-/// host backends): about budget / (4 in) rows, whole tiles, at most `out`, at least one tile row.
-/// The workspace is rows * in * 4 bytes.
+/// (0 = the backend's default: 256 MiB on GPUs, 8 MiB on host backends): about budget / (4 in)
+/// rows, whole tiles, at most `out`, at least one tile row. The workspace is rows * in * 4 bytes.
 template <class ExecSpace>
 std::int64_t from_io_workspace_rows(std::int64_t out, std::int64_t in,
                                     std::int64_t budget_bytes = 0);

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Plain host loops of SPEC §3, one row at a time: the oracle the tests compare kernels with.
 #pragma once
 

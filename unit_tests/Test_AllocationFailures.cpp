@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Allocation failures while reading a checkpoint surface as CheckpointError, never as an escaping
 // std::bad_alloc: every heap allocation parse_checkpoint makes on this thread is failed once, in
 // turn, through a replaced operator new. Its own executable, because the replacement is global.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Bad inputs: every validation error throws std::invalid_argument naming the bad value (and, for
 // extents, both sizes) and leaves the state bit-for-bit unchanged; non-finite gradient rows are
 // skipped, counted and left untouched while the other rows update as the reference says.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Checkpoint files: the safetensors layout byte by byte, round trips, crash-safe writes and
 // every way the loader must refuse a file (leaving the caller's state untouched).
 #include "Test_Common.hpp"
@@ -309,9 +310,9 @@ TEST(Checkpoint, RejectsTensorSizesThatWrapAround) {
 }
 
 // The header parser's cost is bounded: a header may hold at most max_values JSON values, checked
-// before each is stored (a 100 MiB header of tiny values no longer takes ~80x its size in memory
-// and hours of duplicate-key comparisons). Many keys under the limit parse, duplicates are still
-// found at the end of a long object, and the writer refuses what the reader would.
+// before each is stored (so a 100 MiB header of tiny values cannot take many times its size in
+// memory, nor hours of duplicate-key comparisons). Many keys under the limit parse, duplicates are
+// still found at the end of a long object, and the writer refuses what the reader would.
 TEST(Checkpoint, HeaderValueCountIsBoundedAndKeysAreCheckedInLinearTime) {
   constexpr std::size_t limit = checkpoint_max_header_values;
   const std::string image = serialize_checkpoint(sample_checkpoint());

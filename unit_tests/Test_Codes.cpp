@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // SPEC §1: code encode/decode and the 4-codes-in-3-bytes packing, for every C and every code.
 #include "Test_Helpers.hpp"
 

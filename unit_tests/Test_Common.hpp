@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // What every test file includes: GoogleTest, the library and the backend under test.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // SPEC §4: every conformance case run on ExecSpace is bit-exact to its spec_* files and within
 // the stated tolerance of the reference package's files. One test instance per case.
 #include "Test_Helpers.hpp"

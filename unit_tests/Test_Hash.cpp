@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // SPEC §2: the hash and the rounding thresholds against conformance/hash_u32.txt, on the host
 // and inside a kernel on ExecSpace (the device compiler must give the same bits).
 #include "Test_Helpers.hpp"

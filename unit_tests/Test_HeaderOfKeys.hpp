@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // A checkpoint header of `keys` metadata entries, 12 bytes each ("%07zx":0,): the hostile
 // header of the header-limit tests.
 #pragma once

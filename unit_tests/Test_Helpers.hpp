@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Shared test helpers: moving states and matrices between host and MemSpace, running a
 // conformance case on ExecSpace (whole or in row splits), and comparing results.
 #pragma once

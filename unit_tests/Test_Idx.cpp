@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The examples' IDX reader: well-formed files read back exactly; every malformed one (magic,
 // type, rank, dimensions, size, gzip stream, label range) is rejected with a message that names
 // the problem. The files are made here, byte by byte; no data set is needed.

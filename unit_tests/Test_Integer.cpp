@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The integer path (SPEC §6) against its host-loop reference, bit for bit: forward,
 // backward_input and update_from_io in int8 on every shape edge, row split, workspace size, team
 // size and host engine (VNNI and portable), non-finite and zero inputs, and the bounds.

@@ -1,9 +1,18 @@
-// Every kernel the library launches and every allocation it makes carries the
-// "TernaryCounter::" prefix, so that Kokkos Tools attribute time and memory to it.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+// Every kernel the library launches carries a label of its own ("TernaryCounter::<call>::<kernel>"
+// or "TernaryCounter::<kernel>") and every allocation the "TernaryCounter::" prefix, so that Kokkos
+// Tools attribute time and memory to the kernel that spent it. The calls below reach every kernel
+// of the backend; the test checks the exact labels each call launches, so a new kernel without a
+// label, or one that reuses another kernel's label, fails it.
 #include "Test_Helpers.hpp"
 
 #include <TernaryCounter_Linear.hpp>
+#include <TernaryCounter_Tiling.hpp>
 
+#include <algorithm>
+#include <functional>
+#include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -24,15 +33,38 @@ bool starts_with(const std::string& s, const std::string& prefix) {
   return s.compare(0, prefix.size(), prefix) == 0;
 }
 
-TEST(Labels, EveryKernelAndAllocationOfTheLibraryIsLabelled) {
-  const std::int64_t out = 8, in = 16, M = 4;
-  // The test's own inputs, made before recording starts.
-  Kokkos::View<float**, Kokkos::LayoutRight, MemSpace> x("x", M, in), grad_out("grad_out", M, out);
-  Kokkos::View<float**, Kokkos::LayoutRight, MemSpace> y("y", M, out), grad_x("grad_x", M, in);
-  Kokkos::View<float**, Kokkos::LayoutRight, MemSpace> grad_w("grad_w", out, in);
-  Kokkos::deep_copy(x, 0.5f);
-  Kokkos::deep_copy(grad_out, 0.25f);
-  Kokkos::deep_copy(grad_w, 0.125f);
+/// The library's kernel labels that `call` launches, in order (Kokkos' own kernels, View fills
+/// and deep copies, are named by Kokkos and left out).
+std::vector<std::string> labels_of(const std::function<void()>& call) {
+  kernels.clear();
+  call();
+  ExecSpace{}.fence();
+  std::vector<std::string> library;
+  for (const std::string& name : kernels) {
+    if (!starts_with(name, "Kokkos::")) library.push_back(name);
+  }
+  return library;
+}
+
+using Matrix = Kokkos::View<float**, Kokkos::LayoutRight, MemSpace>;
+
+Matrix filled(const char* label, std::int64_t rows, std::int64_t cols, float value) {
+  Matrix m(label, rows, cols);
+  Kokkos::deep_copy(m, value);
+  return m;
+}
+
+TEST(Labels, EveryKernelHasItsOwnLabel) {
+  // On GPUs forward and backward_input have three kernels: a few samples over aligned rows of
+  // whole 64-deep steps (one sample of a 256 x 256 layer), a few samples otherwise (four of an
+  // 8 x 16 layer), and the tile engine (64 samples). Hosts run the tile engine for all three.
+  struct Product {
+    std::int64_t out, in, M;
+    const char* gpu_kernel;
+  };
+  const Product products[] = {
+      {256, 256, 1, "few_sample"}, {8, 16, 4, "small_batch"}, {8, 16, 64, "tiles"}};
+  const bool gpu_kernels = Tiling<ExecSpace>::small_batch;
   UpdateParams params;
 
   kernels.clear();
@@ -40,28 +72,62 @@ TEST(Labels, EveryKernelAndAllocationOfTheLibraryIsLabelled) {
   Kokkos::Tools::Experimental::set_begin_parallel_for_callback(record_kernel);
   Kokkos::Tools::Experimental::set_begin_parallel_reduce_callback(record_kernel);
   Kokkos::Tools::Experimental::set_begin_parallel_scan_callback(record_kernel);
-  Kokkos::Tools::Experimental::set_allocate_data_callback(record_allocation);
-  {
-    const PackedState<MemSpace> state("layer", out, in, params.C);
-    forward(ExecSpace{}, state, x, y);
-    backward_input(ExecSpace{}, state, grad_out, grad_x);
-    update(ExecSpace{}, state, grad_w, params);
-    update_from_io(ExecSpace{}, state, x, grad_out, params);
-    ExecSpace{}.fence();
+  std::set<std::string> seen;
+  const auto expect_labels = [&](const std::vector<std::string>& labels,
+                                 const std::vector<std::string>& expected,
+                                 const std::string& what) {
+    EXPECT_EQ(labels, expected) << what;
+    seen.insert(labels.begin(), labels.end());
+  };
+  for (const Product& p : products) {
+    const std::string shape =
+        std::to_string(p.out) + " x " + std::to_string(p.in) + ", M = " + std::to_string(p.M);
+    const Matrix x = filled("x", p.M, p.in, 0.5f), grad_out = filled("grad_out", p.M, p.out, 0.25f);
+    const Matrix y("y", p.M, p.out), grad_x("grad_x", p.M, p.in);
+    const Matrix grad_w = filled("grad_w", p.out, p.in, 0.125f);
+    const std::string kernel = gpu_kernels ? p.gpu_kernel : "tiles";
+    Kokkos::Tools::Experimental::set_allocate_data_callback(record_allocation);
+    {
+      std::optional<PackedState<MemSpace>> state;
+      expect_labels(labels_of([&] { state.emplace("layer", p.out, p.in, params.C); }),
+                    {"TernaryCounter::PackedState::fill_codes"}, "PackedState, " + shape);
+      expect_labels(labels_of([&] { forward(ExecSpace{}, *state, x, y); }),
+                    {"TernaryCounter::forward::" + kernel}, "forward, " + shape);
+      expect_labels(labels_of([&] { backward_input(ExecSpace{}, *state, grad_out, grad_x); }),
+                    {"TernaryCounter::backward_input::" + kernel}, "backward_input, " + shape);
+      expect_labels(labels_of([&] { update(ExecSpace{}, *state, grad_w, params); }),
+                    {"TernaryCounter::row_update"}, "update, " + shape);
+      // update_from_io: per chunk of rows, the gradient tiles, then their row update.
+      const std::vector<std::string> from_io =
+          labels_of([&] { update_from_io(ExecSpace{}, *state, x, grad_out, params); });
+      std::vector<std::string> chunks;
+      for (std::size_t c = 0; c < std::max<std::size_t>(1, from_io.size() / 2); ++c) {
+        chunks.push_back("TernaryCounter::update_from_io::gradient_tiles");
+        chunks.push_back("TernaryCounter::row_update");
+      }
+      expect_labels(from_io, chunks, "update_from_io, " + shape);
+    }
+    Kokkos::Tools::Experimental::set_allocate_data_callback(nullptr);
   }
   Kokkos::Tools::Experimental::set_begin_parallel_for_callback(nullptr);
   Kokkos::Tools::Experimental::set_begin_parallel_reduce_callback(nullptr);
   Kokkos::Tools::Experimental::set_begin_parallel_scan_callback(nullptr);
-  Kokkos::Tools::Experimental::set_allocate_data_callback(nullptr);
 
-  // Kokkos' own kernels (View fills, deep copies) are named by Kokkos.
-  int library_kernels = 0;
-  for (const std::string& name : kernels) {
-    if (starts_with(name, "Kokkos::")) continue;
-    ++library_kernels;
-    EXPECT_TRUE(starts_with(name, "TernaryCounter::")) << "unlabelled kernel: " << name;
+  // One label per kernel: the distinct labels are exactly the backend's kernels.
+  std::set<std::string> expected = {"TernaryCounter::PackedState::fill_codes",
+                                    "TernaryCounter::row_update",
+                                    "TernaryCounter::update_from_io::gradient_tiles"};
+  for (const char* call : {"forward", "backward_input"}) {
+    if (gpu_kernels) {
+      for (const Product& p : products) {
+        expected.insert(std::string("TernaryCounter::") + call + "::" + p.gpu_kernel);
+      }
+    } else {
+      expected.insert(std::string("TernaryCounter::") + call + "::tiles");
+    }
   }
-  EXPECT_GE(library_kernels, 5);  // init, forward, backward_input, row updates, gradient tiles
+  EXPECT_EQ(seen, expected);
+
   // Kokkos' own buffers (team scratch, reduction space) are named by Kokkos.
   int library_allocations = 0;
   for (const std::string& name : allocations) {
@@ -69,7 +135,8 @@ TEST(Labels, EveryKernelAndAllocationOfTheLibraryIsLabelled) {
     ++library_allocations;
     EXPECT_TRUE(starts_with(name, "TernaryCounter::")) << "unlabelled allocation: " << name;
   }
-  EXPECT_GE(library_allocations, 4);  // codes, scale, v, the update_from_io workspace
+  // Per layer: codes, scale, v, update's and update_from_io's skipped rows, the workspace.
+  EXPECT_GE(library_allocations, 3 * 6);
 }
 
 }  // namespace

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Learning: a ternary layer trained from IO (update_from_io) against a fixed ternary teacher on
 // synthetic data recovers the teacher's signs and cuts the held-out loss by 10x.
 //

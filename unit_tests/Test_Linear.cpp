@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // forward and backward_input against plain host loops in the documented order (bit-exact).
 #include "Test_Common.hpp"
 

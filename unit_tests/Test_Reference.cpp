@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The kernels against TernaryCounter::Reference (plain host loops of SPEC §3) on random inputs of
 // awkward shapes: out not a multiple of any tile, in with partial 256-column blocks and partial
 // tiles, M = 0 and M not a multiple of the staging depth. Bit-exact.
@@ -110,8 +111,8 @@ TEST(Reference, UpdateFromIoWithSmallWorkspaceAndRowOffset) {
 
 // Gradients and denominators at the edges of float: rows whose groups mix zeros, subnormals and
 // values beyond 2^60 with ordinary ones, a row of tiny denominator and one of huge denominator.
-// (Guards a GPU division by the row's reciprocal, measured and not kept in the twenty-first
-// session: any shortcut of step 9's division must keep these bits.)
+// (Any shortcut of step 9's division, e.g. a multiplication by the row's reciprocal on GPUs,
+// must keep these bits.)
 TEST(Reference, GradientsAndDenominatorsAtTheEdgesOfFloat) {
   Case c = random_case("dense", 5, 1028, 0, 1);  // lagged: the denominators are sqrt(v_in)
   c.params.rms_eps = 1e-30;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // SPEC §4: the same bits for every team size and every row split (rows updated in separate calls
 // on subviews with params.row_offset), and for from_io every workspace size.
 #include "Test_Helpers.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // TernaryLinear: per-step seeds, the resume identity (save after N steps, load, M more
 // steps == N + M steps straight, bit for bit) and hyper-parameters changed between steps.
 #include "Test_Common.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Command-line helpers shared by the example programs.
 #pragma once
 

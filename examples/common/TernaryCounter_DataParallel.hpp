@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Data parallelism for the example programs, the same source with or without MPI: the processes
 // of a run (all of MPI_COMM_WORLD in a build with TernaryCounter::Distributed, else one), each
 // rank's block of a global batch, per-sample sums in global order, the layer type and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // IDX parsing and the gzip layer (zlib's inflate with automatic gzip header detection).
 #include "TernaryCounter_Idx.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Reading IDX files (the MNIST / Fashion-MNIST format), plain or gzip-compressed (host only).
 //
 // Layout: a 4-byte magic 0x00 0x00 <type> <rank>, then `rank` big-endian uint32 dimensions, then

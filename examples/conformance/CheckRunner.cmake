@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # ctest helper: runs the conformance runner on one case and compares every result with the
 # case's spec_ files.  cmake -DRUNNER=... -DCASE=... -DOUT=... -DARGS="..." -P CheckRunner.cmake
 # EMULATOR (a list: program and its arguments), when given, runs the runner.

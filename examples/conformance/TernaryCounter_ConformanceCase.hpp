@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Reading and writing the conformance case format of SPEC §5 (host only).
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // ternary-counter-conformance [--exec default|serial] [--team-size N] [--rows-per-call R]
 //                             CASE_DIR OUT_DIR
 // Applies one update of a SPEC §5 case on the chosen execution space and writes the results.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // A minimal application of TernaryCounter: updates of a 16x32 layer from IO, one with a row
 // whose gradient is not finite.
 // Built by the two consumer projects beside this file (CI checks both ways of linking).

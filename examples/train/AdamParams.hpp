@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The FP32 baseline's optimizer settings (Adam, Kingma & Ba 2015; the usual defaults).
 #pragma once
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # cmake -DTRAIN=<ternary-counter-train> -DDATA=<dir> -DWORK=<folder> -DMODE=short|full
 #         -DMIN_ACC=<ten-thousandths> -P CheckFashionMnist.cmake
 # The main job on Fashion-MNIST. full: the default run, whose final test accuracy must reach

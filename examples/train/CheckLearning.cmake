@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # cmake -DTRAIN=<ternary-counter-train> [-DARGS=<args>] -P CheckLearning.cmake
 # The main job learns: from its start: line to its final: line the loss at least halves and the
 # held-out accuracy reaches 80% (the default task is learnable to about 91%; chance is 25%).

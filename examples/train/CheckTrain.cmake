@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # cmake -DTRAIN=<ternary-counter-train> -DWORK=<folder> -P CheckTrain.cmake
 # The main job's two promises, end to end: the default execution space and --exec serial print
 # the same final: line, and --save after N steps + --resume for M more ends where N+M straight do.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # cmake -DTRAIN=<ternary-counter-train> -DWORK=<folder> -DMPIEXEC=<mpirun> "-DMPIFLAGS=<flags>"
 #       "-DRANKS=1;2;3;4" [-DDATA=<Fashion-MNIST folder>] -P CheckTrainMPI.cmake
 # The main job under mpirun: for each rank count, the printed lines and the --save checkpoint's

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Cosine decay of a learning rate over a run: factor(step) = 0.5 (1 + cos(pi step / total)),
 // 1 at the first step and 0 after the last; computed from the step alone, so a resumed run
 // continues the same curve.

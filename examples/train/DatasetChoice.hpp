@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Which task the main job trains: --dataset fashion-mnist or teacher; without --dataset,
 // Fashion-MNIST when its files are in the data folder, else the synthetic teacher task. Takes
 // --dataset and --data-dir out of the arguments and says why it chose what it chose.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #include "FashionMnist.hpp"
 
 #include <TernaryCounter_Idx.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The Fashion-MNIST data set on the host: 60,000 training and 10,000 test images of 28x28
 // unsigned-byte pixels with labels 0..9, read from the four IDX files (plain or .gz) that
 // Debian's dataset-fashion-mnist installs.

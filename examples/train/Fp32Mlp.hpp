@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The FP32 baseline of the image task: the same MLP (widths, ReLU, no biases, the same initial
 // weights W = scale * t as the ternary model's) with float weights trained by Adam, its three
 // products per layer through KokkosBlas::gemm (the vendor BLAS of the execution space). Its

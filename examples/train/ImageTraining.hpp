@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The image task's training loop: the data on the device, one shuffled pass over the training
 // images per epoch with a cosine learning-rate schedule, the test set evaluated after each epoch,
 // per-epoch checkpoints and the printed lines. Per-sample losses and hits are written to device

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // What the ternary MLP and its FP32 baseline share at initialization: the seeds of each layer's
 // ternary draw and rounding stream, and the row scale that gives unit-variance pre-activations
 // (W = scale * t with about 2/3 of t non-zero: scale = 1 / sqrt(2 in / 3)).

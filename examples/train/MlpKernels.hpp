@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The element-wise and per-sample kernels of an MLP step, shared by the ternary model and the
 // FP32 baseline (and the teacher job's softmax cross-entropy): batch gathering, ReLU and its
 // backward, softmax cross-entropy. Each output element is computed by one thread in a fixed order

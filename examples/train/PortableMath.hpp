@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // exp and log that give the same bits on every backend: built from IEEE multiplies, explicit
 // fmas, floor and exponent-field arithmetic only, in a fixed order. The libraries' expf/logf
 // are free to round differently on a GPU and a host (CUDA's expf is within 2 ulp, glibc's is

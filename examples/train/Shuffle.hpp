@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The order in which an epoch visits the training samples: a Fisher-Yates shuffle driven by the
 // library's hash of (seed, epoch, position), on the host, so the order depends on the seed and
 // the epoch only (not on the backend, the thread count or where a run was resumed).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Per-pixel input standardization: x = (pixel - mean) / std with the mean and standard deviation
 // of each pixel over the training images (host, double sums in image order, so every backend
 // and thread count gets the same floats). Pixels that never vary (std 0) map to 0.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The ternary MLP of the image task: widths[0] -> widths[1] -> ... -> widths.back(), ReLU
 // between layers, no biases, every layer a TernaryLinear (0.75 byte per weight + 2 floats per
 // row of training state). One step: forward -> softmax cross-entropy -> for each layer from the

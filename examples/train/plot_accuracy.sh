@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # Trains the ternary MLP and its FP32 Adam baseline on Fashion-MNIST with the same command line
 # and plots the test accuracy per epoch of both (gnuplot, Debian package gnuplot-nox or gnuplot).
 #   examples/train/plot_accuracy.sh [TRAIN_BINARY] [OUTPUT.png] [-- extra training arguments]

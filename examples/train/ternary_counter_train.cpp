@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // ternary-counter-train: the main job. With --dataset fashion-mnist (the default when the data
 // is installed) it trains a ternary MLP on Fashion-MNIST (ImageTraining.hpp). With --dataset
 // teacher (this file) it trains a two-layer ternary MLP (in -> hidden, ReLU, -> classes) with

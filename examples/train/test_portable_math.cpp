@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // PortableMath.hpp: exp and log within a few ulp of the double-precision functions, and the
 // default execution space (a GPU in a CUDA build) computes exactly the host's bits.
 #include "PortableMath.hpp"

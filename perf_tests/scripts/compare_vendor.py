@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """Compares the vendor timings of two ternary-counter-perf --json files of the same shapes.
 
   compare_vendor.py BASE.json NEW.json [--tolerance 0.05]
 
-Made for the check of issue 12: BASE from a build whose vendor GEMM called cuBLAS directly, NEW
-from the KokkosBlas::gemm build, both run in one session on the same GPU. Prints, per shape and
+For checking that two builds run the same vendor GEMM (e.g. BASE calling cuBLAS directly, NEW
+through KokkosBlas::gemm), both run on the same GPU one after the other. Prints, per shape and
 per vendor timing, NEW / BASE of the medians, and exits 1 when one differs by more than the
 tolerance (slower or faster: either says the two paths do not run the same GEMM).
 """

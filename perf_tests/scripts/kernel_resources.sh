@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # Registers, stack and spills of the CUDA kernels of one source file, without a GPU: compiles its
 # object in a configured CUDA build (Ninja) again, keeping the PTX, and runs ptxas -v on it.
 #   perf_tests/scripts/kernel_resources.sh [SOURCE] [KERNEL_REGEX]

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """Summarizes ncu's per-instruction CSV (`ncu -i R --page source --csv --print-source sass`):
 where a kernel's warp instructions and stall samples go, by opcode, by stall reason, and for a
 kernel with an fma loop, inside and outside it (the loop = the first to the last executed FFMA in

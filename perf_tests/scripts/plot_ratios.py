@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """Plots a ternary-counter-perf JSON (--json FILE) as bars per shape: the time of forward,
 backward_input, the whole layer step and update_from_io, each over its vendor counterpart of the
 same run (1 = as fast as the vendor library; lower is faster). Needs gnuplot (Debian package
@@ -6,8 +7,8 @@ gnuplot-nox).
 
     perf_tests/scripts/plot_ratios.py PERF.json [OUTPUT.png [LABEL]]   (default: PERF.png)
 
-LABEL replaces the title's "git <revision>" (a device copy's git metadata may lag the code that
-ran: name the commit there).
+LABEL replaces the title's "git <revision>" (with the first 12 digits of the uncommitted diff's
+hash when the tree was dirty).
 """
 import json
 import shutil
@@ -46,7 +47,11 @@ def main():
         rows.append(shape + " " + " ".join(f"{r.get(key, float('nan')):.4f}" for key, _ in series))
     highest = max(r.get(key, 0.0) for r in records for key, _ in series)
     vendor = run.get("vendor_gemm", "vendor GEMM").split(" (")[0]
-    label = sys.argv[3] if len(sys.argv) == 4 else f"git {run.get('git_revision', '?')[:12]}"
+    revision = run.get("git_revision", "unknown")
+    diff = run.get("git_diff_sha256", "unknown")
+    if diff:
+        revision += f" (diff {diff[:12]})"
+    label = sys.argv[3] if len(sys.argv) == 4 else f"git {revision}"
     title = (f"ternary-counter-perf, {run.get('backend', '?')} backend, {label}: "
              f"time over the vendor's ({vendor})")
     plots = ", ".join(

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // How a data-parallel run splits things among ranks: contiguous blocks in rank order, as even as
 // possible. Samples of a global batch and output rows of a layer are both split this way, so
 // rank order is the global order.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #include "TernaryCounter_Communicator.hpp"
 
 #include "impl/TernaryCounter_MpiCheck.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The processes that train layers together (TernaryCounter::Distributed): an MPI communicator of
 // the library's own and, in builds with NCCL, an NCCL communicator over the same ranks.
 #pragma once

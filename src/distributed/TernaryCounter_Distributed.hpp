@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // TernaryCounter::Distributed (target TernaryCounter::Distributed): data-parallel training over
 // MPI, bit-identical to one process for any number of ranks. Link the target, initialize MPI
 // before Kokkos, and make a Communicator.

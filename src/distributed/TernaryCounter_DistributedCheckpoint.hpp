@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Checkpoints of data-parallel runs: every rank holds the whole state, so rank 0 writes the one
 // file (crash-safely, see save_checkpoint) and every rank reads it. Both calls are collective and
 // fail alike on every rank.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Distributed::TernaryLinear: a TernaryLinear whose update is the sharded, collective one, for
 // data-parallel training. forward and backward_input work on this rank's samples and need no
 // communication; update_from_io is collective and leaves every rank with the state one process

@@ -1,6 +1,8 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #include "TernaryCounter_DistributedUpdate.hpp"
 
 #include "TernaryCounter_Blocks.hpp"
+#include "impl/TernaryCounter_Agreement.hpp"
 #include "impl/TernaryCounter_AllGather.hpp"
 #include "impl/TernaryCounter_MpiCheck.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The sharded strict update (data parallelism without a gradient all-reduce): every rank holds
 // the whole packed state and its own samples; the update all-gathers x and grad_out in rank
 // order (= the global sample order), each rank runs update_from_io on its block of output rows
@@ -7,7 +8,6 @@
 #pragma once
 
 #include "TernaryCounter_Communicator.hpp"
-#include "impl/TernaryCounter_Agreement.hpp"
 
 #include <TernaryCounter_PackedState.hpp>
 #include <TernaryCounter_Params.hpp>
@@ -69,6 +69,16 @@ inline double update_bytes_sent_per_rank(std::int64_t out, std::int64_t in, std:
 }
 
 namespace Impl {
+/// One value every rank must hold equally (doubles compared bit for bit).
+struct Field {
+  const char* name;
+  std::int64_t bits;
+  bool is_double = false;
+
+  static Field integer(const char* name, std::int64_t value) { return {name, value, false}; }
+  static Field real(const char* name, double value);
+};
+
 /// update_from_io with extra values the ranks must agree on (e.g. a layer's step).
 template <class ExecSpace>
 UpdateReport update_from_io_agreeing(

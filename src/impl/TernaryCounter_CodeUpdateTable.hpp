@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // SPEC §3 step 10 and the decoding of the old codes as lookups, for the row update's GPU
 // teams. Step 10 is integer compares, selects and multiplies by C on values that take few
 // distinct values: the old code has 64, the counter sum cc of step 9 has 6C + 1 ([-3C, 3C]). A

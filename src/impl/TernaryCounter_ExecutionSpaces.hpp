@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The execution spaces this Kokkos build enables: the library instantiates its kernels for each.
 #pragma once
 

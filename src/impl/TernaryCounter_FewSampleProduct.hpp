@@ -1,16 +1,17 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // forward and backward_input for one to sixteen samples on GPUs (token-by-token inference, tiny
 // batches). Each output element is one fma chain over the whole depth (the documented order), so
 // a layer has only as many chains as columns times samples: 16384 columns are ~4 warps per
-// multiprocessor. When those threads also loaded and decoded their own codes, each did a weight
-// every 22-30 cycles. Here a team serves 32 columns: decoding warps each load one 64-deep step (or
-// half of one) of a chunk of the 32 columns' weights (0.75 byte per weight) and their share of the
-// samples' values, and stage them in team scratch, decoded, as a row along the depth per column
-// (t or scale * t as floats; forward of one or two samples t as 16-bit halves); the chain warps
-// meanwhile run the columns' chains over the chunk staged before. Up to four samples a chain lane
-// runs one column (per four weights a 16-byte scratch read of its row and, per sample, one read
-// uniform across the warp); from five on it runs four columns of a quarter of its warp's samples,
-// an outer product per depth index, so each scratch read serves more fmas. With so few samples a
-// staged weight is read by few threads, so the chunk is small and the team large.
+// multiprocessor, too few to hide the latency of loading and decoding their own codes. So a team
+// serves 32 columns: decoding warps each load one 64-deep step (or half of one) of a chunk of the
+// 32 columns' weights (0.75 byte per weight) and their share of the samples' values, and stage them
+// in team scratch, decoded, as a row along the depth per column (t or scale * t as floats; forward
+// of one or two samples t as 16-bit halves); the chain warps meanwhile run the columns' chains over
+// the chunk staged before. Up to four samples a chain lane runs one column (per four weights a
+// 16-byte scratch read of its row and, per sample, one read uniform across the warp); from five on
+// it runs four columns of a quarter of its warp's samples, an outer product per depth index, so
+// each scratch read serves more fmas. With so few samples a staged weight is read by few threads,
+// so the chunk is small and the team large.
 //   forward: a column's codes are one row along the depth; lane r of a decoding warp loads its
 //     step of row r (48 bytes in three loads) and stores it as it runs.
 //   backward_input: the 32 columns are 24 bytes of each code row (a depth index); lane r loads
@@ -57,9 +58,8 @@ struct FewSampleProduct {
   /// lanes l and l ^ 1 (or l ^ 2) read one address: then 2 wavefronts. Paired lanes: bit 0 of
   /// the lane picks the sample group (the rows' reads pair lanes l, l ^ 1) and bit 1 the column
   /// group (the samples' reads pair l, l ^ 2). Otherwise lane % column_groups is the column group
-  /// and a read of the rows costs 4. H200, 16384^2 x 16 (x 8): backward_input 0.43 -> 0.40 ms
-  /// (0.32 -> 0.28) paired; forward at 16 samples 0.39 -> 0.42 ms with a third fewer wavefronts,
-  /// so forward stays unpaired (docs/PERFORMANCE.md, eighteenth session).
+  /// and a read of the rows costs 4. Pairing speeds up backward_input; forward runs slower
+  /// paired despite a third fewer wavefronts, so forward stays unpaired.
   static constexpr bool paired_lanes = LaneColumns > 1 && !Weights::along_depth;
   KOKKOS_INLINE_FUNCTION static int column_group(int lane) {
     return paired_lanes ? lane / 2 % column_groups : lane % column_groups;
@@ -79,8 +79,8 @@ struct FewSampleProduct {
   static constexpr int decoding_warps = DecodingWarps;
   /// Warps per step: the warp h of a chunk stages part h % warps_per_step of its step
   /// h / warps_per_step. Two warps per step keep 16 samples' chunk in 48 KB of scratch while the
-  /// team has three warps: with teams of two (one chain, one decoding warp) the chain warps ran on
-  /// two of a multiprocessor's four schedulers (which take warps by slot modulo 4; H200, ncu).
+  /// team has three warps: with teams of two (one chain, one decoding warp) the chain warps run on
+  /// two of a multiprocessor's four schedulers (which take warps by slot modulo 4).
   static constexpr int warps_per_step = DecodingWarps / ChunkSteps;
   static_assert(warps_per_step * ChunkSteps == DecodingWarps &&
                 (warps_per_step == 1 || warps_per_step == 2));
@@ -98,25 +98,20 @@ struct FewSampleProduct {
   static constexpr int prefetch_chunks = 2;
   /// Whether a chunk's samples are loaded before its codes. nvcc (13, sm_90) gives all the loads
   /// one scoreboard, so in forward of one sample the samples' load, issued after the codes' into
-  /// registers a load wrote before, waited for the codes just asked for: a memory latency per
-  /// chunk (ncu, SASS control bits). H200 (PERFORMANCE.md, twenty-sixth session): forward at
-  /// 4096 x 11008 x 1 0.078-0.081 -> 0.063-0.064 ms, 16384^2 x 1 0.183-0.187 -> 0.165-0.167;
-  /// elsewhere no gain, and backward_input of 8 samples 0.28 -> 0.37-0.38 ms (one sample on
-  /// narrow layers 5-10% slower), so the other kernels load their codes first.
+  /// registers a load wrote before, waits for the codes just asked for: a memory latency per
+  /// chunk (SASS control bits). Loading the samples first removes that wait; the other kernels
+  /// gain nothing from it (backward_input loses), so they load their codes first.
   static constexpr bool samples_first = Weights::along_depth && Samples == 1;
   /// Depth indices a chain reads ahead of its fmas (from scratch).
   static constexpr int group_depth = chain_samples <= 4 ? 8 : 4;
   /// forward of one or two samples stages each t as the high 16 bits of its float (exact for -1,
   /// 0 and +1), two to a 32-bit word: the weights' scratch stores and reads take half the
-  /// wavefronts, for a shift or a mask per weight in the chains. H200 (PERFORMANCE.md,
-  /// twenty-fifth and twenty-sixth sessions): 16384^2 x 1 0.204 -> 0.185 ms, x 2 0.212 -> 0.192,
-  /// 4096 x 11008 x 2 0.087 -> 0.079; the 4-sample kernel (3-4 samples) 6-9% slower on narrower
-  /// layers, 8 and 16 samples no gain, narrower layers of 16 4-18% slower. backward_input stages
+  /// wavefronts, for a shift or a mask per weight in the chains. That pays off for one or two
+  /// samples only; with more, the extra instructions gain nothing or lose. backward_input stages
   /// scale * t, which needs 32 bits.
   static constexpr bool half_weights = Weights::along_depth && Samples <= 2;
   /// 32-bit words per staged row of weights: halves fill half a row of floats (the padding keeps
-  /// the banks of the rows' accesses apart as row_stride does). H200, 16384^2 x 2 forward
-  /// 0.189-0.192 -> 0.181-0.182 ms with the compacted rows (twenty-seventh session).
+  /// the banks of the rows' accesses apart as row_stride does), so a chunk takes less scratch.
   static constexpr int weight_row_stride = half_weights ? chunk_depth / 2 + 4 : row_stride;
   /// A staged chunk: the 32 rows' weights, then the samples' values over the chunk's depth.
   static constexpr int samples_offset = team_cols * weight_row_stride;
@@ -487,10 +482,7 @@ bool run_few_sample_product(const ExecSpace& space, const Product& product, cons
   // Narrow layers (under about 3 teams per multiprocessor) of one or two samples in forward:
   // four decoding warps over 256-deep chunks of halves. nvcc puts all of a decoding lane's loads
   // on one scoreboard, so staging a chunk waits for every load in flight, the next chunk's too:
-  // a longer chunk hides more of that wait behind the chains. H200 (docs/PERFORMANCE.md,
-  // twenty-seventh session), forward ms: 4096 x 11008 x 1 0.061-0.063 -> 0.048, 4096^2 x 1
-  // 0.030-0.032 -> 0.025-0.026, 4096 x 11008 x 2 0.076-0.079 -> 0.062, 4096^2 x 2 0.035-0.036 ->
-  // 0.030.
+  // a longer chunk hides more of that wait behind the chains.
   const bool narrow = teams * threads_per_multiprocessor < 3 * std::int64_t(space.concurrency());
   if constexpr (One::Weights::along_depth) {
     if (samples <= 2 && narrow) {
@@ -513,9 +505,8 @@ bool run_few_sample_product(const ExecSpace& space, const Product& product, cons
   } else if (!narrow) {
     // 9-16 samples, chunks of one step (the scratch stays under 48 KiB) that two warps stage.
     // With about 3 teams per multiprocessor (2048 threads each) one chain warp per team, which
-    // reads each staged weight once, is faster (H200, 16384 columns, before the split steps:
-    // 0.43 against 0.49 ms; now 0.39, and 0.51 with two chain warps over these chunks);
-    // narrower layers run two chain warps of 8 samples (4096 columns: 0.06 against 0.07 ms).
+    // reads each staged weight once, is faster; on narrower layers two chain warps of 8 samples
+    // are.
     launch(FewSampleProduct<ExecSpace, Product, 16, 1, 2, 4, 1>{product});
   } else {
     launch(FewSampleProduct<ExecSpace, Product, 16, 2, 1, 4>{product});

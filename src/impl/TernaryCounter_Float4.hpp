@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Four floats read or written as one 16-byte access (the kernels check alignment first).
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The hosts' engine of the integer products (see TernaryCounter_IntegerOperands.hpp for what
 // they compute): AVX-512 VNNI `vpdpbusd`, 64 int8 products per instruction, chosen at run time on
 // CPUs that have it (TERNARYCOUNTER_HOST_ISA=baseline selects the portable engine, for tests).

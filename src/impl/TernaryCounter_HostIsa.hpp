@@ -1,7 +1,8 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Host kernels at full speed in a build without architecture flags. Many installed Kokkos are
 // configured for baseline x86-64 (no Kokkos_ARCH_*), and an application that links one compiles
-// our kernels the same way: fma becomes a call into libm and nothing vectorizes (issue 8 measured
-// update_from_io 50x slower). So on x86-64, when the translation unit is not already compiled for
+// our kernels the same way: fma becomes a call into libm and nothing vectorizes (update_from_io
+// runs tens of times slower). So on x86-64, when the translation unit is not already compiled for
 // AVX2 + FMA, each host team kernel also has a copy compiled for them, chosen per team at run time;
 // the tile GEMMs have a third, for AVX-512, with micro-tiles sized for its registers.
 //
@@ -48,7 +49,7 @@ inline bool host_runs_avx2_fma() {
 
 /// True when the CPU also runs AVX-512 (F, VL, BW, DQ) and TERNARYCOUNTER_HOST_ISA names no
 /// copy: the tile GEMMs then run with micro-tiles for its 32 vector registers, as a build for
-/// that CPU does (on 2 AVX-512 cores the AVX2 copy took 1.5-1.7x the time of update_from_io).
+/// that CPU does (the AVX2 copy's micro-tiles leave half of those registers unused).
 inline bool host_runs_avx512() {
   static const bool runs = [] {
     return host_isa_forced() == nullptr && host_runs_avx2_fma() &&

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The operands and the portable engine of the integer products (SPEC §6):
 // C[r, c] = sum over k of A[r, k] * B[k, c], every term an int8 x int8 (or int8 x ternary)
 // product, summed in int32. An integer sum is exact in any order, so the engines below (this

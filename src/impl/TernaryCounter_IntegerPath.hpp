@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The integer path of the public calls (SPEC §6): forward, backward_input and update_from_io with
 // int8 operands. The public calls check their arguments, then come here when asked for int8.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The float side of the integer path (SPEC §6): absmax, the two int8 roundings and their
 // dequantization scale, and the streams of the stochastic rounding. Written once, called by every
 // integer kernel on every backend; branch-free, so host loops over a row vectorize.

@@ -1,9 +1,10 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The row update of SPEC §3 steps 2-11 for rows whose gradient is in memory: one team per row.
 // Used by update() on the caller's gradient and by update_from_io() on its gradient rows.
 //
 // Work unit: the 8 packed groups b*64 + s + 8r (r = 0..7) of canonical block b, which hold the
 // complete chains of lanes 4s..4s+3 (see RowMath::accumulate_group). A unit reads its gradient
-// by groups (as 16-byte vectors where the rows allow; the row sums issue 4 groups' loads at a
+// by groups (as 16-byte vectors where the rows allow; the row sums load 4 groups at a
 // time), and the units of a warp read contiguous memory.
 // GPU threads read the old codes' ternaries and counters and step 10 from a table in shared memory
 // (CodeUpdateTable). Host threads that own a whole row (the hosts' default) walk it a canonical
@@ -35,8 +36,8 @@ template <class ExecSpace, bool VectorRows = false>
 struct RowUpdateKernel {
   using memory_space = typename ExecSpace::memory_space;
   /// GPUs: teams of up to 128 threads with registers capped so that 8 of them share a
-  /// multiprocessor (64 registers). Measured on the H200, dense update: 4096 x 4096 0.125 ->
-  /// 0.114 ms, 16384 x 16384 2.13 -> 1.84 ms; a cap of 12 teams (40 registers) took 0.137 ms.
+  /// multiprocessor (64 registers): more teams in flight hide more memory latency, while a
+  /// tighter cap (12 teams, 40 registers) spills.
   static constexpr int capped_team_size = 128;
   using policy_type =
       std::conditional_t<Tiling<ExecSpace>::register_accumulators,
@@ -65,9 +66,8 @@ struct RowUpdateKernel {
   /// A unit's gradient and code words, loaded whole for the hosts' flat code update
   /// (update_unit_flat). GPU threads read a unit by groups instead (for_each_group), in the row
   /// sums and again in the code update: a whole unit lived in local memory there (a 368-byte stack
-  /// frame, more local memory per multiprocessor than its L1), and reading it twice from memory
-  /// made the H200's dense update 11-17% faster (16384 x 16384 1.27 -> 1.13 ms, 4096 x 4096 0.10 ->
-  /// 0.085; docs/PERFORMANCE.md, twentieth session).
+  /// frame, more local memory per multiprocessor than its L1); reading it twice from memory is
+  /// faster.
   struct Unit {
     Float4 g[unit_groups];
     std::uint32_t word[unit_groups];
@@ -151,7 +151,7 @@ struct RowUpdateKernel {
   /// run time. A whole unit is read Batch groups at a time, each batch's loads issued before f
   /// uses them, so that their latencies overlap: a group at a time, behind the loop's break (and
   /// the stores of the code update, which may alias), each thread waited one memory latency per
-  /// group (ncu, twenty-first session).
+  /// group.
   template <int Batch, class F>
   KOKKOS_INLINE_FUNCTION void for_each_group(std::int64_t row, std::int64_t u, const F& f) const {
     static_assert(unit_groups % Batch == 0);
@@ -177,10 +177,8 @@ struct RowUpdateKernel {
       f(r, g, word);
     }
   }
-  /// Groups whose loads the row sums issue together. H200, dense update (twenty-second
-  /// session): 4 at a time 8-14% faster than 1, 8 no faster than 4. The code update loads a
-  /// group at a time: 2 at a time was 2% faster on rows of 4096 and 30-100% slower on rows of
-  /// 16384 and 32768.
+  /// Groups whose loads the row sums issue together: 4 overlap enough latency, 8 gain nothing
+  /// more. The code update loads a group at a time: batching its loads slows long rows down.
   static constexpr int row_sum_batch = 4;
 
   /// Step 2 for unit u of `row`: its 4 lane chains, the ternaries read from the table.
@@ -272,8 +270,7 @@ struct RowUpdateKernel {
 
   /// Steps 3-8 after the block totals (block b's at totals[b * stride]): one thread adds them in
   /// ascending order and forms the row scalars, which the team then reads; both folds end here.
-  /// (Every thread doing it was 10% of the instructions of the H200's dense update at 4096 x
-  /// 4096, though not measurably of its time: docs/PERFORMANCE.md, twenty-first session.)
+  /// (Every thread doing it would repeat the work in each thread's instructions.)
   KOKKOS_INLINE_FUNCTION RowMath::RowScalars team_row_scalars(const member_type& team,
                                                               std::int64_t row,
                                                               const LanePartial* totals,
@@ -306,8 +303,8 @@ struct RowUpdateKernel {
 
   /// Steps 9-10 for one unit. Hosts load it whole and compute all its codes in one flat loop,
   /// which compilers vectorize (8 hashes per AVX2 instruction), then pack them. GPUs go a group
-  /// at a time: the flat loop keeps 32 codes live (128 registers instead of 72; the H200's dense
-  /// update at 16384 x 16384 took 3.15 instead of 2.19 ms).
+  /// at a time: the flat loop keeps 32 codes live (128 registers instead of 72), which costs
+  /// occupancy.
   KOKKOS_INLINE_FUNCTION void update_unit(std::int64_t row, std::int64_t u,
                                           const RowMath::RowScalars& rs,
                                           [[maybe_unused]] const CodeUpdateTable& table) const {
@@ -536,8 +533,8 @@ struct RowUpdateKernel {
   /// per row (0 = the backend's default); skipped rows are added to `skipped`. Does not wait.
   void enqueue(const ExecSpace& space, int requested_team_size) const {
     if constexpr (!VectorRows && !host_rows(1)) {
-      // GPUs: a kernel for rows of whole vectors. One kernel with both loads issued the
-      // scalar ones predicated off beside each vector load (4.5% of its instructions).
+      // GPUs: a kernel for rows of whole vectors. One kernel with both loads would issue the
+      // scalar ones predicated off beside each vector load.
       if (vector_rows(grad)) {
         RowUpdateKernel<ExecSpace, true>{codes, scale, v, grad, k, skipped}.enqueue(
             space, requested_team_size);

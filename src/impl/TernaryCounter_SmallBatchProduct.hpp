@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // forward and backward_input for a few samples (M <= 16: evaluation, inference, small batches)
 // on GPUs. There the tile engine's tiles would be mostly padding, and the product is bound by
 // reading the weights, which are 0.75 byte per weight here against a dense layer's 4. (Products
@@ -11,7 +12,7 @@
 // chain over the depth in ascending order: the bits equal the tile engine's. Products of whole
 // teams and steps over 16-byte aligned code rows (the usual layer shapes) launch a kernel that
 // loads the weights as pairs of 16-code runs without edge tests (WholeSteps). The kernel is bound
-// by its shared-memory traffic and latency (ncu).
+// by its shared-memory traffic and latency.
 #pragma once
 
 #include "impl/TernaryCounter_Float4.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The tile GEMM engine behind the layer's three products (the update's weight gradient, forward
 // and backward_input): C[r, c] = sum_k A(k, r) * B(k, c), each element one fma chain over k
 // ascending, stored through the product's epilogue. The order of every chain is fixed, so tile
@@ -105,11 +106,9 @@ struct TileGemm {
   /// 128 bytes per wavefront, unless lanes l and l ^ 1 (or l ^ 2) read one address: then 2. So a
   /// warp takes 4 micro-tile rows x 8 columns, lane bits 0 and 4 the row and bits 1-3 the column:
   /// lanes l, l ^ 1 share B's reads and l, l ^ 2 A's (with 2 rows x 16 columns, B's cost 4).
-  /// H200, 2 interleaved runs: 4096^3 forward 3.38-3.39 -> 3.34-3.36 ms, backward_input 3.52-3.53
-  /// -> 3.50; 4096 x 4096 x 256 forward 0.34 -> 0.32, backward_input 0.33 -> 0.32.
   /// Products of packed codes only (forward, backward_input): the gradient product's depth (the
   /// samples) may be short, and its stores, a warp's 16 micro-tile columns wide, then set its
-  /// pace (H200, update_from_io at 16384 x 16384 x 16: 2.09 -> 2.17 ms paired).
+  /// pace, which pairing slows.
   static constexpr bool codes_product = requires { typename B::CodeRun; };
   static constexpr bool paired_lanes =
       T::register_accumulators && codes_product && MICRO_COLS % 8 == 0 && (TR / MR) % 4 == 0;
@@ -167,9 +166,8 @@ struct TileGemm {
   /// GPUs, the InsideTiles kernel (gpu_tile's Pairs): an operand that fetches pairs (the packed
   /// codes of forward and backward_input) gives each thread two adjacent runs of one row, 8 codes
   /// in two loaded words (and across the depth one scale), extracted when staged, after the
-  /// step's fmas. Extracting each run as it was fetched waited for its loads before the fmas (ncu
-  /// at 4096 x 11008 x 4096: 9% of backward_input's stall samples). Not in the edge-tested
-  /// kernel, where the words' registers cost spills.
+  /// step's fmas. Extracting each run as it was fetched would wait for its loads before the
+  /// fmas. Not in the edge-tested kernel, where the words' registers cost spills.
   template <bool Pairs>
   static constexpr bool b_pairs = Pairs&& requires(const B& b) {
     b.fetch_pair_inside(0, 0);
@@ -267,8 +265,7 @@ struct TileGemm {
           for (int j = 0; j < 4; ++j) b[f + j] = q.v[j];
         }
         // Rows alternately left to right and right to left: a row's last b is the next row's
-        // first, which ptxas turned into fewer dispatch stalls (H200: forward and backward_input
-        // 5-9% faster, PERFORMANCE.md twenty-fifth session). Each chain's order stays.
+        // first, which ptxas turns into fewer dispatch stalls. Each chain's order stays.
         TERNARYCOUNTER_UNROLL
         for (int e = 0; e < MR; ++e) {
           TERNARYCOUNTER_UNROLL
@@ -549,10 +546,9 @@ struct TileGemm {
     if (tiles == 0) return;
     if constexpr (T::register_accumulators && (A::inside_path || B::inside_path)) {
       // A product of whole tiles inside both operands (the usual layer shapes) runs in a kernel
-      // without the edge-tested path, which otherwise costs it registers and stalls: on the H200
-      // at 11008 x 4096 x 4096, forward 1.38 -> 1.28x cuBLAS. Other shapes keep one launch that
-      // picks the path per tile (a second launch for the edge tiles alone ran after the first's
-      // last wave: 4000^3 forward 1.36 -> 1.64x).
+      // without the edge-tested path, which otherwise costs it registers and stalls. Other
+      // shapes keep one launch that picks the path per tile (a second launch for the edge tiles
+      // alone would run after the first's last wave).
       const std::int64_t rows = product.rows(), cols = product.cols();
       if (rows % TR == 0 && cols % TC == 0 && product.a.covers(rows - TR, TR, D) &&
           product.b.covers(cols - TC, TC, D)) {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The operands of the tile GEMM engine (TernaryCounter_TileGemm.hpp). An operand is read as
 // elements (k, j): k runs along the product's depth (the summed index), j along the tile's rows
 // (operand A) or columns (operand B). load(k, j) returns four consecutive elements, either along
@@ -6,8 +7,8 @@
 // columns it stores nothing). load = expand(fetch): fetch does the memory reads and returns what
 // a GPU thread keeps in registers while it prefetches (raw_type), expand turns it into floats.
 // fetch_inside is fetch without the edge tests and slow paths, for the tiles that covers(j0, W, D)
-// says lie wholly inside (most tiles of a large product: the tests were a quarter of the
-// instructions of a GPU step).
+// says lie wholly inside (most tiles of a large product: the tests would be a quarter of
+// the instructions of a GPU step).
 #pragma once
 
 #include "TernaryCounter_Codes.hpp"
@@ -55,8 +56,8 @@ struct MatrixOperand {
   KOKKOS_INLINE_FUNCTION Float4 fetch(std::int64_t k, std::int64_t j) const { return load(k, j); }
 
   /// Whether the engine compiles the edge-test-free path for this operand. Not for runs across:
-  /// their test is one predicate, and the second path cost the gradient product (both operands
-  /// across) registers and 3-25% of its time on the H200.
+  /// their test is one predicate, and the second path would cost the gradient product (both
+  /// operands across) registers and time.
   static constexpr bool inside_path = AlongDepth;
 
   /// Every run of the slices [k0, k0 + D) x [j0, j0 + W), k0 < depth, is one aligned vector load.
@@ -234,8 +235,7 @@ struct TernaryOperand {
   /// word-loadable: their 6 bytes start 4-byte aligned or 2 bytes past, so they lie in two
   /// aligned words (each holding a byte of the row: loads inside the codes), kept as loaded
   /// with, across the depth, the row's scale. expand_pair decodes each run. TileGemm's inside
-  /// tiles prefetch so: on the H200 backward_input gained 6-11% (twenty-fourth session), forward
-  /// 5-6% once the micro-tile's fmas ran serpentine (twenty-fifth; PERFORMANCE.md).
+  /// tiles prefetch so, which keeps the words' loads off the fmas' path.
   KOKKOS_INLINE_FUNCTION loaded_type fetch_pair_inside(std::int64_t k, std::int64_t j) const {
     const std::int64_t row = AlongDepth ? j : k, col = AlongDepth ? k : j;
     const std::uint32_t* words = aligned_word(group_bytes(row, col));

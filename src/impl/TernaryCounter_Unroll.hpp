@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // TERNARYCOUNTER_UNROLL: fully unrolled register-block loops keep their accumulators in
 // registers and let the compiler schedule the loads of later iterations early.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Argument checks shared by the public calls: each throws std::invalid_argument naming both sizes.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // ternary-counter-test-Cuda: the shared tests on Kokkos::Cuda.
 #include <gtest/gtest.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // ternary-counter-test-HIP: the shared tests on Kokkos::HIP.
 #include <gtest/gtest.h>
 

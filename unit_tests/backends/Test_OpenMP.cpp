@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // ternary-counter-test-OpenMP: the shared tests on Kokkos::OpenMP.
 #include <gtest/gtest.h>
 

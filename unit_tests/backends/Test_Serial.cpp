@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // ternary-counter-test-Serial: the shared tests on Kokkos::Serial.
 #include <gtest/gtest.h>
 

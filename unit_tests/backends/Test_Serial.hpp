@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The execution space the shared tests run on in ternary-counter-test-Serial.
 #pragma once
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # cmake -DBUILD=<build dir> -DTARGET=<target> -DEXPECT=<text;text;...> -P CheckCompileFails.cmake
 # Builds a target that must not compile and requires each EXPECT text in the compiler's output:
 # how the tests check the library's compile-time messages to users.

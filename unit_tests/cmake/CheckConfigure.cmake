@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # cmake -DSOURCE=<repo> -DBINARY=<empty folder> -DARGS=<-D...;...> -P CheckConfigure.cmake
 # Configures the project in a fresh folder with ARGS and fails with CMake's output when the
 # configure or generate step fails (the unit tests check their own build settings this way).

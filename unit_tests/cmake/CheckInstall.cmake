@@ -1,6 +1,9 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # cmake -DBUILD=<build dir> -DPREFIX=<empty folder> -P CheckInstall.cmake
 # What `cmake --install` gives a user: the public headers, each of whose quoted includes is
-# installed too; not the tests' oracle (TernaryCounter_Reference.hpp); the LICENSE.
+# installed too; not the kernels (impl/), their tuning constants (TernaryCounter_Tiling.hpp), the
+# row arithmetic (TernaryCounter_RowMath.hpp) or the tests' oracle (TernaryCounter_Reference.hpp);
+# the LICENSE.
 file(REMOVE_RECURSE "${PREFIX}")
 execute_process(COMMAND ${CMAKE_COMMAND} --install "${BUILD}" --prefix "${PREFIX}"
                 OUTPUT_QUIET ERROR_VARIABLE err RESULT_VARIABLE rc)
@@ -14,13 +17,19 @@ endif()
 if(EXISTS "${include}/TernaryCounter_Reference.hpp")
   message(FATAL_ERROR "the test oracle TernaryCounter_Reference.hpp is installed as a public header")
 endif()
-file(GLOB_RECURSE headers RELATIVE "${include}" "${include}/TernaryCounter*.hpp"
-     "${include}/impl/TernaryCounter*.hpp")
+# Every TernaryCounter header in the prefix, in any folder (Kokkos installs an impl/ of its own).
+file(GLOB_RECURSE headers RELATIVE "${include}" "${include}/TernaryCounter*.hpp")
+foreach(header IN LISTS headers)
+  if(header MATCHES "(^|/)impl/" OR header MATCHES "TernaryCounter_(Tiling|RowMath)\\.hpp$")
+    message(FATAL_ERROR "the library's internal ${header} is installed in ${include}")
+  endif()
+endforeach()
 foreach(header IN LISTS headers)
   get_filename_component(dir "${include}/${header}" DIRECTORY)
-  file(STRINGS "${include}/${header}" lines REGEX "^#include \"")
+  # Quoted includes, and the library's own headers however included.
+  file(STRINGS "${include}/${header}" lines REGEX "^#include (\"|<[^>]*TernaryCounter)")
   foreach(line IN LISTS lines)
-    string(REGEX REPLACE "^#include \"([^\"]+)\".*" "\\1" name "${line}")
+    string(REGEX REPLACE "^#include [<\"]([^\">]+)[\">].*" "\\1" name "${line}")
     if(NOT EXISTS "${dir}/${name}" AND NOT EXISTS "${include}/${name}")
       message(FATAL_ERROR "installed ${header} includes \"${name}\", which is not installed")
     endif()

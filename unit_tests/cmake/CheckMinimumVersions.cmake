@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # cmake -DSOURCE=<repo> -P CheckMinimumVersions.cmake
 # Every cmake_minimum_required of the project (the library and its consumer examples) names the
 # same version, and that version has what the build uses: FILE_SET HEADERS needs 3.23.

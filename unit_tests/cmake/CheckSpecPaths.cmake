@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # cmake -DSOURCE=<repo> -P CheckSpecPaths.cmake
 # The paths docs/SPEC.md names exist in the repository (`<case>` stands for any case folder;
 # `shared/...` is the team's folder next to the repository, not part of it), and every file of a

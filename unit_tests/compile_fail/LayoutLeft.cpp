@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Must not compile: LayoutLeft Views (Kokkos' default on GPUs) passed to the update calls and the
 // layer's products. The test that builds it expects the library's readable static_assert messages,
 // one per argument.

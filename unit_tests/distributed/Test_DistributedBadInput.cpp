@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Bad input to the collective calls: one rank with a bad argument, or ranks that disagree, make
 // every rank throw the same error; nothing hangs and no rank's state changes.
 #include "Test_DistributedHelpers.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Checkpoints of a data-parallel run: rank 0 writes, every rank reads; a failure on any rank is
 // the same CheckpointError on all of them and changes no target.
 #include "Test_DistributedHelpers.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Helpers of the distributed tests: deterministic global data that every rank can build, row
 // blocks of it, and exact comparisons of states.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // ternary-counter-test-distributed: the TernaryCounter::Distributed tests, run under mpirun with
 // any number of ranks on Kokkos' default execution space. Every rank runs every test; only rank
 // 0 prints, and the exit code is non-zero when a test failed on any rank.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The sharded update against one process: for every rank count, split of the samples (uneven
 // and empty ones too) and layer shape (fewer rows than ranks too), the state after several
 // steps is bit-identical to update_from_io on all samples in one process.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #include "impl/TernaryCounter_Agreement.hpp"
 
 #include "impl/TernaryCounter_MpiCheck.hpp"

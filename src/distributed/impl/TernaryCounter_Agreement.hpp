@@ -1,9 +1,11 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Collective checks before a collective update or checkpoint: every rank learns every rank's
 // verdict, so all of them raise the same error (or none does) and no rank waits for a partner
 // that has already given up.
 #pragma once
 
 #include "TernaryCounter_Communicator.hpp"
+#include "TernaryCounter_DistributedUpdate.hpp"
 
 #include <cstdint>
 #include <string>
@@ -11,15 +13,8 @@
 
 namespace TernaryCounter::Distributed::Impl {
 
-/// One value every rank must hold equally (doubles compared bit for bit).
-struct Field {
-  const char* name;
-  std::int64_t bits;
-  bool is_double = false;
-
-  static Field integer(const char* name, std::int64_t value) { return {name, value, false}; }
-  static Field real(const char* name, double value);
-};
+// Field, the values compared, is declared in TernaryCounter_DistributedUpdate.hpp: the public
+// update_from_io_agreeing takes a list of them.
 
 /// Collective. "" when no rank has a local error; otherwise, on every rank, "rank R: <its
 /// error>" for the lowest rank R that has one (plus how many others had one).

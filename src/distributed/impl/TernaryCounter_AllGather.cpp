@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #include "impl/TernaryCounter_AllGather.hpp"
 
 #include "impl/TernaryCounter_ExecutionSpaces.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // All-gather of row blocks in rank order, the one collective of the sharded update. Host memory:
 // MPI_Allgatherv. CUDA memory: NCCL (a group of one broadcast per rank, since NCCL has no
 // variable-count all-gather) when the build has it, otherwise staged through host memory.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // MPI return codes as exceptions (for communicators whose error handler returns errors; the
 // default handler aborts before any code is returned).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Compile-time checks of the View types the public calls take: float matrices [rows, cols] in
 // LayoutRight (row-major, SPEC §5) in the execution space's memory space. A LayoutLeft View is
 // Kokkos' default layout on CUDA and HIP, so it is the first View many users pass; the catch-all
