@@ -6,6 +6,8 @@
 // label, or one that reuses another kernel's label, fails it.
 #include "Test_Helpers.hpp"
 
+#include "impl/TernaryCounter_HostInt8Gemm.hpp"
+
 #include <TernaryCounter_Linear.hpp>
 #include <TernaryCounter_Tiling.hpp>
 
@@ -52,6 +54,12 @@ Matrix filled(const char* label, std::int64_t rows, std::int64_t cols, float val
   Matrix m(label, rows, cols);
   Kokkos::deep_copy(m, value);
   return m;
+}
+
+/// The label of an integer product: the hosts' VNNI engine adds "::vnni" to it.
+std::string int8_label(const std::string& product) {
+  const bool vnni = std::is_same_v<MemSpace, Kokkos::HostSpace> && Impl::HostInt8::runs_vnni();
+  return "TernaryCounter::" + product + (vnni ? "::vnni" : "");
 }
 
 TEST(Labels, EveryKernelHasItsOwnLabel) {
@@ -106,6 +114,26 @@ TEST(Labels, EveryKernelHasItsOwnLabel) {
         chunks.push_back("TernaryCounter::row_update");
       }
       expect_labels(from_io, chunks, "update_from_io, " + shape);
+      // The integer path: its quantizers, then its product (on hosts with VNNI, that engine).
+      expect_labels(labels_of([&] { forward(ExecSpace{}, *state, x, y, {Precision::int8}); }),
+                    {"TernaryCounter::forward::quantize_x", int8_label("forward::int8_product")},
+                    "forward int8, " + shape);
+      expect_labels(labels_of([&] {
+                      backward_input(ExecSpace{}, *state, grad_out, grad_x, {Precision::int8, 1});
+                    }),
+                    {"TernaryCounter::backward_input::quantize_grad_out",
+                     int8_label("backward_input::int8_product")},
+                    "backward_input int8, " + shape);
+      UpdateParams int8_params = params;
+      int8_params.precision = Precision::int8;
+      const std::vector<std::string> int8_from_io =
+          labels_of([&] { update_from_io(ExecSpace{}, *state, x, grad_out, int8_params); });
+      std::vector<std::string> int8_chunks = {"TernaryCounter::update_from_io::quantize_columns"};
+      for (std::size_t c = 0; c < std::max<std::size_t>(1, int8_from_io.size() / 2); ++c) {
+        int8_chunks.push_back(int8_label("update_from_io::int8_gradient"));
+        int8_chunks.push_back("TernaryCounter::row_update");
+      }
+      expect_labels(int8_from_io, int8_chunks, "update_from_io int8, " + shape);
     }
     Kokkos::Tools::Experimental::set_allocate_data_callback(nullptr);
   }
@@ -125,6 +153,14 @@ TEST(Labels, EveryKernelHasItsOwnLabel) {
     } else {
       expected.insert(std::string("TernaryCounter::") + call + "::tiles");
     }
+  }
+  for (const char* label : {"forward::quantize_x", "backward_input::quantize_grad_out",
+                            "update_from_io::quantize_columns"}) {
+    expected.insert(std::string("TernaryCounter::") + label);
+  }
+  for (const char* label :
+       {"forward::int8_product", "backward_input::int8_product", "update_from_io::int8_gradient"}) {
+    expected.insert(int8_label(label));
   }
   EXPECT_EQ(seen, expected);
 
