@@ -5,9 +5,13 @@ include(CMakePackageConfigHelpers)
 
 install(TARGETS ternarycounter EXPORT TernaryCounterTargets
         FILE_SET HEADERS DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+# The component Distributed has its own export file, which the config loads only when asked for
+# it (it needs MPI).
 if(TernaryCounter_ENABLE_MPI)
-  install(TARGETS ternarycounter_distributed EXPORT TernaryCounterTargets
+  install(TARGETS ternarycounter_distributed EXPORT TernaryCounterDistributedTargets
           FILE_SET HEADERS DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+  install(EXPORT TernaryCounterDistributedTargets NAMESPACE TernaryCounter::
+          DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/TernaryCounter)
 endif()
 if(TernaryCounter_ENABLE_NCCL)
   # The config recreates NCCL::NCCL with the same search.
@@ -16,6 +20,12 @@ if(TernaryCounter_ENABLE_NCCL)
 endif()
 install(EXPORT TernaryCounterTargets NAMESPACE TernaryCounter::
         DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/TernaryCounter)
+# The Kokkos the package was built with, when it is an installed one (one built here is installed
+# into the same prefix, where the config looks first).
+set(TernaryCounter_KOKKOS_DIR_HINT "")
+if(NOT TernaryCounter_KOKKOS_BUILT_IN_TREE AND Kokkos_DIR)
+  set(TernaryCounter_KOKKOS_DIR_HINT "${Kokkos_DIR}")
+endif()
 configure_package_config_file(
   ${CMAKE_CURRENT_LIST_DIR}/TernaryCounterConfig.cmake.in
   ${CMAKE_CURRENT_BINARY_DIR}/TernaryCounterConfig.cmake

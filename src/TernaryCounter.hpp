@@ -2,12 +2,17 @@
 // TernaryCounter: memory-native ternary counter weights on Kokkos. Include this header.
 #pragma once
 
+#include "TernaryCounter_Activations.hpp"
 #include "TernaryCounter_Checkpoint.hpp"
 #include "TernaryCounter_Codes.hpp"
 #include "TernaryCounter_Hash.hpp"
+#include "TernaryCounter_LayerCheckpoint.hpp"
 #include "TernaryCounter_Linear.hpp"
+#include "TernaryCounter_Loss.hpp"
 #include "TernaryCounter_PackedState.hpp"
 #include "TernaryCounter_Params.hpp"
+#include "TernaryCounter_PortableMath.hpp"
+#include "TernaryCounter_Schedule.hpp"
 #include "TernaryCounter_TernaryLinear.hpp"
 #include "TernaryCounter_Update.hpp"
 #include "TernaryCounter_UpdateFromIO.hpp"

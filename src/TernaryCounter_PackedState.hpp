@@ -27,7 +27,9 @@ struct PackedState {
 
   PackedState() = default;
 
-  /// A layer of `out` x `in` weights with every code t = 0, c = 0, scale 1 and v 0.
+  /// A layer of `out` x `in` weights with every code t = 0, c = 0, scale 1 and v 0. Such a layer
+  /// does not learn (every gradient through it is zero): draw it with randomize_ternary, or use a
+  /// TernaryLinear, which does so from its seed.
   PackedState(const std::string& label, std::int64_t out, std::int64_t in, int counter_depth)
       : C(counter_depth) {
     check_shape(out, in, counter_depth);

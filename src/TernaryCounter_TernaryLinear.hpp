@@ -2,6 +2,13 @@
 // TernaryLinear: one trainable ternary layer = its packed state, its update hyper-parameters and
 // a step counter, so a training step reads forward -> loss -> backward_input -> update_from_io.
 //
+// A constructed layer is initialized from its base seed, so it learns without further calls:
+//   t      = randomize_ternary's draw with seed init_seed(base_seed) = hash_u32(hash_u32(base_seed)
+//            ^ 0x5EED1417u) (about a third each of -1, 0, +1; every counter 0),
+//   scale  = init_scale(in) = 1 / sqrt(2 in / 3) (unit-variance outputs for unit-variance inputs:
+//            about 2/3 of t are non-zero), v = 0.
+// An all-zero layer (t = 0) would never learn: every gradient through it is zero.
+//
 // The rounding seed of step s is derived from the layer's base seed:
 //   seed(s) = hash_u32(base_seed ^ hash_u32(uint32(s)))
 // (it repeats after 2^32 steps). A run resumed at step s with the same base seed therefore draws
@@ -14,13 +21,28 @@
 #include "TernaryCounter_Params.hpp"
 #include "TernaryCounter_UpdateFromIO.hpp"
 
+#include "impl/TernaryCounter_ViewTypes.hpp"
+
 #include <Kokkos_Core.hpp>
 
+#include <cmath>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
 
 namespace TernaryCounter {
+
+/// The row scale of a freshly initialized layer with `in` inputs: 1 / sqrt(2 in / 3), computed
+/// in double and rounded once (1 for in = 0).
+inline float init_scale(std::int64_t in) {
+  return in > 0 ? float(1.0 / std::sqrt(double(in) * 2.0 / 3.0)) : 1.0f;
+}
+
+/// The seed of a TernaryLinear's initial draw (see the file comment); independent of the step
+/// seeds, which hash base_seed ^ hash_u32(step).
+constexpr std::uint32_t init_seed(std::uint32_t base_seed) {
+  return hash_u32(hash_u32(base_seed) ^ 0x5EED1417u);
+}
 
 /// Fills `state` with ternary values drawn from `seed` (t = H(seed ^ H(element)) mod 3 - 1, each
 /// value about a third of the time), every counter 0, scale = `init_scale` and v = 0.
@@ -51,15 +73,18 @@ class TernaryLinear {
   using memory_space = typename ExecSpace::memory_space;
   using state_type = PackedState<memory_space>;
 
-  /// An out x in layer (all t = 0, scale 1, v 0) whose steps use `params` with per-step seeds
+  /// An out x in layer initialized from `base_seed` (t drawn with init_seed(base_seed), scale
+  /// init_scale(in), v 0: see the file comment) whose steps use `params` with per-step seeds
   /// derived from `base_seed`. params.C sets the state's C. Throws std::invalid_argument on bad
-  /// params or shape.
+  /// params or shape. Blocks (the draw is made on the host and copied).
   TernaryLinear(const ExecSpace& space, const std::string& label, std::int64_t out, std::int64_t in,
                 const UpdateParams& params, std::uint32_t base_seed)
       : space_(space),
         state_((params.validate(), label), out, in, params.C),
         params_(params),
-        base_seed_(base_seed) {}
+        base_seed_(base_seed) {
+    randomize_ternary(state_, init_seed(base_seed), init_scale(in));
+  }
 
   /// The rounding seed of step `step` (see the file comment).
   static constexpr std::uint32_t step_seed(std::uint32_t base_seed, std::int64_t step) {
@@ -75,6 +100,36 @@ class TernaryLinear {
   void backward_input(const InputView<memory_space>& grad_out,
                       const OutputView<memory_space>& grad_x) const {
     TernaryCounter::backward_input(space_, state_, grad_out, grad_x, product_options());
+  }
+
+  /// Any other View types (e.g. LayoutLeft): a compile error per argument saying what is expected.
+  template <class In, class Out>
+  requires Impl::NotProductViews<In, Out, memory_space>
+  void forward(const In&, const Out&) const {
+    static_assert(!Impl::NotInputMatrix<In, memory_space>,
+                  TERNARYCOUNTER_MATRIX_RULE("TernaryLinear::forward", "x", "const float"));
+    static_assert(!Impl::NotOutputMatrix<Out, memory_space>,
+                  TERNARYCOUNTER_MATRIX_RULE("TernaryLinear::forward", "y", "float"));
+  }
+  template <class In, class Out>
+  requires Impl::NotProductViews<In, Out, memory_space>
+  void backward_input(const In&, const Out&) const {
+    static_assert(
+        !Impl::NotInputMatrix<In, memory_space>,
+        TERNARYCOUNTER_MATRIX_RULE("TernaryLinear::backward_input", "grad_out", "const float"));
+    static_assert(!Impl::NotOutputMatrix<Out, memory_space>,
+                  TERNARYCOUNTER_MATRIX_RULE("TernaryLinear::backward_input", "grad_x", "float"));
+  }
+  template <class X, class GradOut>
+  requires(Impl::NotInputMatrix<X, memory_space> ||
+           Impl::NotInputMatrix<GradOut, memory_space>) UpdateReport
+      update_from_io(const X&, const GradOut&) {
+    static_assert(!Impl::NotInputMatrix<X, memory_space>,
+                  TERNARYCOUNTER_MATRIX_RULE("TernaryLinear::update_from_io", "x", "const float"));
+    static_assert(
+        !Impl::NotInputMatrix<GradOut, memory_space>,
+        TERNARYCOUNTER_MATRIX_RULE("TernaryLinear::update_from_io", "grad_out", "const float"));
+    return {};
   }
 
   /// The step's update from the layer's input x [M, in] and output gradient grad_out [M, out]
@@ -110,6 +165,8 @@ class TernaryLinear {
     if (step < 0) throw std::invalid_argument("TernaryCounter::TernaryLinear: step must be >= 0");
     step_ = step;
   }
+  /// Sets the base seed of the step seeds (e.g. from a checkpoint); the state is not redrawn.
+  void set_base_seed(std::uint32_t base_seed) { base_seed_ = base_seed; }
   const ExecSpace& space() const { return space_; }
 
   /// Replaces the update hyper-parameters from the next step on (seed is ignored: each step

@@ -25,6 +25,9 @@ struct Fixture {
   Fixture() {
     SplitMix64 rng(42);
     params.C = 8;
+    params.lr = 0.05;
+    params.lr_scale = 2e-4;
+    params.rms_beta = 0.9;
     before = random_state(kOut, kIn, params.C, rng);
     state = to_device(before);
     std::vector<float> g(kOut * kIn), xs(kM * kIn), go(kM * kOut);

@@ -125,7 +125,9 @@ TEST(Learning, StudentRecoversTernaryTeacherFromIO) {
   auto go_h = Kokkos::create_mirror_view(go_d);
   UpdateParams p;
   p.C = C;
+  p.lr = 0.05;
   p.lr_scale = lr_scale;
+  p.rms_beta = 0.9;
   for (int step = 0; step < steps; ++step) {
     const std::vector<float> x = random_inputs(M, in, rng);
     const std::vector<float> y_t = forward(teacher, x, M);

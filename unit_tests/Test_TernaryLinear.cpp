@@ -1,12 +1,17 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
-// TernaryLinear: per-step seeds, the resume identity (save after N steps, load, M more
-// steps == N + M steps straight, bit for bit) and hyper-parameters changed between steps.
+// TernaryLinear: the initial draw from the base seed (a constructed layer learns), per-step seeds,
+// the resume identity (save after N steps, load, M more steps == N + M steps straight, bit for
+// bit; also with the layer checkpoints that store seed, step and params) and hyper-parameters
+// changed between steps.
 #include "Test_Common.hpp"
 
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <functional>
+#include <string>
+#include <vector>
 
 namespace TernaryCounter::Test {
 namespace {
@@ -41,6 +46,7 @@ UpdateParams params() {
   p.C = 4;
   p.lr = 0.5;
   p.lr_scale = 1e-2;
+  p.rms_beta = 0.9;
   return p;
 }
 
@@ -53,6 +59,161 @@ bool identical(const PackedState<Kokkos::HostSpace>& a, const PackedState<Kokkos
          std::memcmp(a.codes.data(), b.codes.data(), a.codes.span()) == 0 &&
          std::memcmp(a.scale.data(), b.scale.data(), 4 * a.scale.span()) == 0 &&
          std::memcmp(a.v.data(), b.v.data(), 4 * a.v.span()) == 0;
+}
+
+std::string temp_path(const std::string& file) {
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("ternarycounter-linear-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  return (dir / file).string();
+}
+
+// The ternary values of a host state.
+std::vector<int> ternary_values(const PackedState<Kokkos::HostSpace>& state) {
+  const auto codes = unpack_codes(state);
+  std::vector<int> t;
+  for (std::int64_t o = 0; o < state.out(); ++o) {
+    for (std::int64_t i = 0; i < state.in(); ++i) t.push_back(decode_ternary(codes(o, i), state.C));
+  }
+  return t;
+}
+
+TEST(TernaryLinear, ConstructedLayerIsDrawnFromItsSeed) {
+  constexpr std::int64_t wide = 64;
+  TernaryLinear<ExecSpace> layer(ExecSpace{}, "layer", 32, wide, params(), 9u);
+  const auto host = host_copy(layer);
+  int count[3] = {0, 0, 0};
+  for (const int t : ternary_values(host)) ++count[t + 1];
+  for (const int c : count)
+    EXPECT_GT(c, 32 * wide / 4) << "t is not about a third each of -1, 0, 1";
+  EXPECT_EQ(init_scale(wide), float(1.0 / std::sqrt(2.0 * wide / 3.0)));
+  for (std::int64_t o = 0; o < host.out(); ++o) {
+    EXPECT_EQ(host.scale(o), init_scale(wide));
+    EXPECT_EQ(host.v(o), 0.0f);
+  }
+  // The draw is randomize_ternary's with init_seed(base seed).
+  PackedState<Kokkos::HostSpace> expected("expected", 32, wide, params().C);
+  randomize_ternary(expected, init_seed(9u), init_scale(wide));
+  EXPECT_TRUE(identical(host, expected));
+  TernaryLinear<ExecSpace> other(ExecSpace{}, "other", 32, wide, params(), 10u);
+  EXPECT_FALSE(identical(host, host_copy(other)));
+  // A bare PackedState stays all zero.
+  const PackedState<Kokkos::HostSpace> bare("bare", 4, 8, 8);
+  for (const int t : ternary_values(bare)) EXPECT_EQ(t, 0);
+}
+
+// Layers that are only constructed, with the default UpdateParams, learn: a two-layer ReLU
+// network (which an all-zero layer would never move: every gradient through it is zero) fits a
+// fixed ternary teacher's outputs, the mean squared error on held-out inputs falls.
+TEST(TernaryLinear, ConstructedLayersWithDefaultParamsLearn) {
+  constexpr std::int64_t rows = 32, n_out = 8, n_hidden = 32, n_in = 32;
+  const ExecSpace space;
+  TernaryLinear<ExecSpace> teacher(space, "teacher", n_out, n_in, UpdateParams{}, 1u);
+  TernaryLinear<ExecSpace> fc1(space, "fc1", n_hidden, n_in, UpdateParams{}, 2u);
+  TernaryLinear<ExecSpace> fc2(space, "fc2", n_out, n_hidden, UpdateParams{}, 3u);
+  Matrix pre("pre", rows, n_hidden), act("act", rows, n_hidden), y("y", rows, n_out);
+  Matrix target("target", rows, n_out), grad("grad", rows, n_out);
+  Matrix grad_act("grad_act", rows, n_hidden);
+  const auto batch = [&](std::int64_t s) {
+    auto x_h = Kokkos::View<float**, Kokkos::LayoutRight, Kokkos::HostSpace>("x", rows, n_in);
+    for (std::int64_t k = 0; k < rows * n_in; ++k) x_h.data()[k] = data_value(s, 3, k);
+    return Kokkos::create_mirror_view_and_copy(MemSpace{}, x_h);
+  };
+  // The mean squared error of x's batch; leaves its gradient with respect to y in grad.
+  const auto loss = [&](const Matrix& x) {
+    fc1.forward(x, pre);
+    relu(space, pre, act);
+    fc2.forward(act, y);
+    teacher.forward(x, target);
+    const auto g = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, y);
+    const auto t = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, target);
+    double sum = 0;
+    for (std::int64_t k = 0; k < rows * n_out; ++k) {
+      g.data()[k] -= t.data()[k];
+      sum += double(g.data()[k]) * g.data()[k];
+      g.data()[k] /= float(rows);
+    }
+    Kokkos::deep_copy(grad, g);
+    return sum / double(rows * n_out);
+  };
+  const Matrix held_out = batch(-1);
+  const double before = loss(held_out);
+  for (int s = 0; s < 300; ++s) {
+    const Matrix x = batch(s);
+    loss(x);
+    fc2.backward_input(grad, grad_act);
+    relu_backward(space, pre, grad_act);
+    fc2.update_from_io(act, grad);
+    fc1.update_from_io(x, grad_act);
+  }
+  const double after = loss(held_out);
+  EXPECT_LT(after, 0.5 * before) << "before " << before << ", after " << after;
+  std::printf("held-out MSE: %g before, %g after 300 steps\n", before, after);
+}
+
+// TernaryLinear checkpoints: N steps straight == N/2, save, load into fresh layers built with
+// another seed and other params, N/2 more; the fresh layers take the saved seed, step and params.
+TEST(TernaryLinear, LayerCheckpointResumesBitIdentically) {
+  constexpr int N = 8;
+  UpdateParams p = params();
+  p.clip = 0.5;
+  TernaryLinear<ExecSpace> straight(ExecSpace{}, "straight", out, in, p, 77u);
+  for (int s = 0; s < N; ++s) train_step(straight);
+
+  const std::string path = temp_path("layers.safetensors");
+  {
+    TernaryLinear<ExecSpace> first(ExecSpace{}, "first", out, in, p, 77u);
+    TernaryLinear<ExecSpace> second(ExecSpace{}, "second", 4, in, p, 78u);
+    for (int s = 0; s < N / 2; ++s) train_step(first);
+    save_layers(path, {{"fc", first}, {"other", second}}, {{"note", "kept"}});
+  }
+  UpdateParams other = params();
+  other.lr = 0.01;
+  other.lr_scale = 0.0;
+  other.team_size = 1;
+  TernaryLinear<ExecSpace> resumed(ExecSpace{}, "resumed", out, in, other, 1234u);
+  TernaryLinear<ExecSpace> resumed_other(ExecSpace{}, "resumed_other", 4, in, other, 1u);
+  const Checkpoint c = load_layers(path, {{"fc", resumed}, {"other", resumed_other}});
+  EXPECT_EQ(c.step, N / 2);
+  EXPECT_EQ(c.metadata.at("note"), "kept");
+  EXPECT_EQ(resumed.base_seed(), 77u);
+  EXPECT_EQ(resumed_other.base_seed(), 78u);
+  EXPECT_EQ(resumed.step(), N / 2);
+  EXPECT_EQ(resumed_other.step(), 0);
+  EXPECT_EQ(resumed.params().lr, p.lr);
+  EXPECT_EQ(resumed.params().lr_scale, p.lr_scale);
+  EXPECT_EQ(resumed.params().rms_beta, p.rms_beta);
+  EXPECT_EQ(resumed.params().clip, p.clip);
+  EXPECT_EQ(resumed.params().team_size, 1) << "a launch setting is the target's own";
+  for (int s = 0; s < N / 2; ++s) train_step(resumed);
+  EXPECT_TRUE(identical(host_copy(resumed), host_copy(straight)));
+  std::filesystem::remove(path);
+}
+
+TEST(TernaryLinear, LayerCheckpointRefusalsChangeNothing) {
+  const std::string path = temp_path("states.safetensors");
+  TernaryLinear<ExecSpace> layer(ExecSpace{}, "layer", out, in, params(), 5u);
+  // States of any memory space, the space deduced: a plain state checkpoint, no layer fields.
+  save_layers(path, {{"fc", layer.state()}}, 3);
+  TernaryLinear<ExecSpace> target(ExecSpace{}, "target", out, in, params(), 6u);
+  const auto before = host_copy(target);
+  try {
+    load_layers(path, {{"fc", target}});
+    ADD_FAILURE() << "loaded a layer without its seed, step and params";
+  } catch (const CheckpointError& e) {
+    EXPECT_NE(std::string(e.what()).find("fc.base_seed"), std::string::npos) << e.what();
+  }
+  EXPECT_TRUE(identical(before, host_copy(target)));
+  EXPECT_EQ(target.base_seed(), 6u);
+  // The states alone load into a state of another memory space.
+  PackedState<Kokkos::HostSpace> host("host", out, in, params().C);
+  EXPECT_EQ(load_layers(path, {{"fc", host}}).step, 3);
+  EXPECT_TRUE(identical(host, host_copy(layer)));
+  // A const layer saves but does not load.
+  const TernaryLinear<ExecSpace>& constant = target;
+  save_layers(path, {{"fc", constant}});
+  EXPECT_THROW(load_layers(path, {{"fc", constant}}), std::invalid_argument);
+  std::filesystem::remove(path);
 }
 
 TEST(TernaryLinear, StepSeedFollowsTheDocumentedFormula) {

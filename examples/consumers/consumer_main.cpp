@@ -17,6 +17,9 @@ int main(int argc, char** argv) {
   Kokkos::deep_copy(grad_out, 0.5f);
   TernaryCounter::UpdateParams params;
   params.C = 8;
+  params.lr = 0.05;
+  params.lr_scale = 2e-4;
+  params.rms_beta = 0.9;
   params.seed = 1;
   const auto report = TernaryCounter::update_from_io(state, x, grad_out, params);
   const auto host =

@@ -6,7 +6,6 @@
 // thread count or the number of MPI ranks (each rank steps on its block of every batch).
 #pragma once
 
-#include "CosineSchedule.hpp"
 #include "FashionMnist.hpp"
 #include "ImageOptions.hpp"
 #include "MlpKernels.hpp"
@@ -18,6 +17,7 @@
 #endif
 
 #include <TernaryCounter_Checkpoint.hpp>
+#include <TernaryCounter_Schedule.hpp>
 
 #include <Kokkos_Core.hpp>
 

@@ -27,8 +27,10 @@ inline std::uint32_t rounding_seed(std::uint32_t seed, std::size_t layer) {
   return derive_seed(seed, 200 + std::uint32_t(layer));
 }
 
+/// The library's initial row scale (TernaryCounter::init_scale), which a TernaryLinear also draws
+/// with; the FP32 baseline starts from the same weights.
 inline float init_scale(std::int64_t fan_in) {
-  return float(1.0 / std::sqrt(double(fan_in) * 2.0 / 3.0));
+  return TernaryCounter::init_scale(fan_in);
 }
 
 /// The checkpoint name of layer l (0-based): "layer1", "layer2", ...

@@ -206,6 +206,7 @@ class Trainer {
     p.C = 8;
     p.lr = 0.02;        // counter ticks per step: ~25 flips/step of ~4.6k weights
     p.lr_scale = 2e-2;  // lets the row scales (the logit temperature) adapt
+    p.rms_beta = 0.9;
     return p;
   }
 
@@ -271,8 +272,8 @@ class Trainer {
     relu(b.pre, b.h);
     layer2_.forward(b.h, b.logits);
     // Per sample: loss = log(sum exp(z - max)) - (z_label - max); grad = (softmax - onehot) / B.
-    Train::softmax_cross_entropy(space_, b.logits, b.labels, b.losses, b.correct, 0, b.grad_logits,
-                                 1.0f / float(batch));
+    TernaryCounter::softmax_cross_entropy(space_, b.logits, b.labels, b.losses, b.correct, 0,
+                                          b.grad_logits, 1.0f / float(batch));
   }
 
   static float init_scale(std::int64_t fan_in, double active) {

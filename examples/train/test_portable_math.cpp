@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
-// PortableMath.hpp: exp and log within a few ulp of the double-precision functions, and the
-// default execution space (a GPU in a CUDA build) computes exactly the host's bits.
-#include "PortableMath.hpp"
+// TernaryCounter_PortableMath.hpp: exp and log within a few ulp of the double-precision functions,
+// and the default execution space (a GPU in a CUDA build) computes exactly the host's bits.
+#include <TernaryCounter_PortableMath.hpp>
 
 #include <Kokkos_Core.hpp>
 
@@ -20,7 +20,7 @@ KOKKOS_INLINE_FUNCTION float exp_argument(int i) {
   return -110.0f + 200.0f * float(i) / float(samples - 1);
 }
 KOKKOS_INLINE_FUNCTION float log_argument(int i) {
-  return 1e-3f * TernaryCounter::Train::portable_exp(20.7232658f * float(i) / float(samples - 1));
+  return 1e-3f * TernaryCounter::portable_exp(20.7232658f * float(i) / float(samples - 1));
 }
 
 std::uint32_t bits(float v) {
@@ -33,7 +33,7 @@ std::uint32_t bits(float v) {
 
 int main(int argc, char** argv) {
   Kokkos::ScopeGuard guard(argc, argv);
-  using namespace TernaryCounter::Train;
+  using namespace TernaryCounter;
   Kokkos::View<float* [2]> device("PortableMath::device", samples);
   Kokkos::parallel_for(
       "PortableMath::evaluate", samples, KOKKOS_LAMBDA(int i) {

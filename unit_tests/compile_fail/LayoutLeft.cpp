@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
-// Must not compile: LayoutLeft Views (Kokkos' default on GPUs) passed to the update calls and the
-// layer's products. The test that builds it expects the library's readable static_assert messages,
-// one per argument.
+// Must not compile: LayoutLeft Views (Kokkos' default on GPUs) passed to the update calls, the
+// layer's products and TernaryLinear's members. The test that builds it expects the library's
+// readable static_assert messages, one per argument.
 #include <TernaryCounter.hpp>
 
 using Mem = Kokkos::DefaultExecutionSpace::memory_space;
@@ -20,4 +20,10 @@ void calls(const TernaryCounter::PackedState<Mem>& state, const Left& left, cons
   TernaryCounter::forward(state, right, left);
   TernaryCounter::backward_input(space, state, left, right);
   TernaryCounter::backward_input(state, right, left);
+}
+
+void members(TernaryCounter::TernaryLinear<>& layer, const Left& left, const Right& right) {
+  layer.forward(left, right);
+  layer.backward_input(right, left);
+  layer.update_from_io(right, left);
 }

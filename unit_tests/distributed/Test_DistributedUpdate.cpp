@@ -69,6 +69,7 @@ TEST(DistributedUpdate, BitIdenticalToOneProcess) {
   p.C = 8;
   p.lr = 0.3;  // many ticks per step, so a wrong sample order would show
   p.lr_scale = 1e-2;
+  p.rms_beta = 0.9;
   check_against_one_process(37, 24, 29, p, false);
 }
 
@@ -76,6 +77,8 @@ TEST(DistributedUpdate, LaggedClippedAndSkippedRows) {
   UpdateParams p;
   p.C = 5;
   p.lr = 0.5;
+  p.lr_scale = 2e-4;
+  p.rms_beta = 0.9;
   p.clip = 0.05;
   p.lagged = true;
   p.row_offset = 3;  // a shard of a bigger layer
@@ -85,6 +88,8 @@ TEST(DistributedUpdate, LaggedClippedAndSkippedRows) {
 TEST(DistributedUpdate, FewerRowsThanRanks) {
   UpdateParams p;
   p.lr = 0.4;
+  p.lr_scale = 2e-4;
+  p.rms_beta = 0.9;
   check_against_one_process(2, 8, 9, p, false);
 }
 
@@ -93,6 +98,8 @@ TEST(DistributedUpdate, TernaryLinearMatchesOneProcess) {
   const ExecSpace space;
   UpdateParams p;
   p.lr = 0.25;
+  p.lr_scale = 2e-4;
+  p.rms_beta = 0.9;
   TernaryLinear<ExecSpace> one(space, "one", 12, 20, p, 77);
   Dist::TernaryLinear<ExecSpace> many(comm, space, "many", 12, 20, p, 77);
   randomize_ternary(one.state(), 5, 0.3f);
