@@ -21,7 +21,7 @@
 #include "TernaryCounter_Params.hpp"
 #include "TernaryCounter_UpdateFromIO.hpp"
 
-#include "impl/TernaryCounter_ViewTypes.hpp"
+#include "TernaryCounter_ViewTypes.hpp"
 
 #include <Kokkos_Core.hpp>
 
