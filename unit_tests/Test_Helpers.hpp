@@ -6,7 +6,7 @@
 #include "Test_Common.hpp"
 
 #include <TernaryCounter_ConformanceCase.hpp>
-#include "TernaryCounter_Reference.hpp"
+#include "TernaryCounter_IntegerReference.hpp"
 
 #include <algorithm>
 #include <bit>
@@ -47,7 +47,11 @@ inline const std::vector<std::string>& small_case_names() {
                                                  "io_64x256_c11",
                                                  "io_basic_c11",
                                                  "spec_nonfinite_dense",
-                                                 "spec_nonfinite_io"};
+                                                 "spec_nonfinite_io",
+                                                 "int_basic_c8",
+                                                 "int_lagged_clip_c11",
+                                                 "int_recipe_c8",
+                                                 "int_special_values_c8"};
   return names;
 }
 
@@ -205,8 +209,9 @@ inline Result run_case(const Case& c, const RunOptions& opt = {}) {
 inline Result run_reference(const Case& c) {
   const HostState state = c.state();
   const UpdateReport r =
-      c.kind == "dense"
-          ? Reference::update(state, c.grad_w.data(), c.params)
+      c.kind == "dense" ? Reference::update(state, c.grad_w.data(), c.params)
+      : c.params.precision == Precision::int8
+          ? Reference::Int8::update_from_io(state, c.x.data(), c.grad_out.data(), c.M, c.params)
           : Reference::update_from_io(state, c.x.data(), c.grad_out.data(), c.M, c.params);
   return Conformance::result_of(state, r.skipped_rows);
 }

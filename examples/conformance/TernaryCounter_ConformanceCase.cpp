@@ -88,6 +88,19 @@ Case read_case(const fs::path& dir) {
   if (seed < 0 || seed > 4294967295.0) fail(file, "seed must be in [0, 2^32)");
   c.params.seed = std::uint32_t(seed);
   c.params.lagged = number("lagged") != 0;
+  if (kv.count("precision")) {
+    const std::string precision = get("precision");
+    if (precision != "fp32" && precision != "int8") fail(file, "precision must be fp32 or int8");
+    if (precision == "int8" && c.kind != "from_io") fail(file, "int8 cases are from_io cases");
+    c.params.precision = precision == "int8" ? Precision::int8 : Precision::fp32;
+  }
+  if (kv.count("product_seed")) {
+    const double product_seed = number("product_seed");
+    if (product_seed < 0 || product_seed > 4294967295.0) {
+      fail(file, "product_seed must be in [0, 2^32)");
+    }
+    c.product_seed = std::uint32_t(product_seed);
+  }
 
   c.codes_in = read_binary<std::uint8_t>(dir / "codes_in.u8", c.out * c.in);
   c.scale_in = read_binary<float>(dir / "scale_in.f32", c.out);
@@ -116,6 +129,10 @@ Result read_result(const fs::path& dir, const Case& c, const std::string& prefix
   r.v = read_binary<float>(dir / (prefix + "v_out.f32"), c.out);
   const fs::path skipped = dir / (prefix + "skipped.txt");
   r.skipped = fs::exists(skipped) ? read_integer_file(skipped) : 0;
+  if (c.params.precision == Precision::int8) {
+    r.y = read_binary<float>(dir / (prefix + "y_out.f32"), c.M * c.out);
+    r.grad_x = read_binary<float>(dir / (prefix + "grad_x_out.f32"), c.M * c.in);
+  }
   return r;
 }
 
@@ -139,6 +156,8 @@ void write_result(const fs::path& dir, const Result& result) {
   write_binary(dir / "scale_out.f32", result.scale);
   write_binary(dir / "v_out.f32", result.v);
   std::ofstream(dir / "skipped.txt") << result.skipped << "\n";
+  if (!result.y.empty()) write_binary(dir / "y_out.f32", result.y);
+  if (!result.grad_x.empty()) write_binary(dir / "grad_x_out.f32", result.grad_x);
 }
 
 }  // namespace TernaryCounter::Conformance

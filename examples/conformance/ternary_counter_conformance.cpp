@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // ternary-counter-conformance [--exec default|serial] [--team-size N] [--rows-per-call R]
 //                             CASE_DIR OUT_DIR
-// Applies one update of a SPEC §5 case on the chosen execution space and writes the results.
+// Applies one update of a SPEC §5 case on the chosen execution space and writes the results (for
+// an int8 case, SPEC §6, also forward and backward_input of its input state).
 #include "TernaryCounter_ConformanceCase.hpp"
 
 #include <TernaryCounter.hpp>
@@ -104,8 +105,25 @@ Conformance::Result run_case(const ExecSpace& space, const Conformance::Case& c,
     skipped += apply_rows(space, state, c, first, std::min(c.out, first + step), params);
   }
   space.fence();
-  return Conformance::result_of(create_mirror_and_copy(Kokkos::DefaultHostExecutionSpace{}, state),
-                                skipped);
+  Conformance::Result result = Conformance::result_of(
+      create_mirror_and_copy(Kokkos::DefaultHostExecutionSpace{}, state), skipped);
+  if (c.params.precision == Precision::int8) {
+    // The products of the input state on the integer path (SPEC §6).
+    using Mem = typename ExecSpace::memory_space;
+    using HostMatrix = Kokkos::View<const float**, Kokkos::LayoutRight, Kokkos::HostSpace>;
+    const auto input = create_mirror_and_copy(space, c.state());
+    const auto x = Kokkos::create_mirror_view_and_copy(Mem{}, HostMatrix(c.x.data(), c.M, c.in));
+    const auto grad_out =
+        Kokkos::create_mirror_view_and_copy(Mem{}, HostMatrix(c.grad_out.data(), c.M, c.out));
+    Kokkos::View<float**, Kokkos::LayoutRight, Mem> y("y", c.M, c.out), grad_x("grad_x", c.M, c.in);
+    forward(space, input, x, y, {Precision::int8});
+    backward_input(space, input, grad_out, grad_x, {Precision::int8, c.product_seed});
+    const auto yh = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, y);
+    const auto gh = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, grad_x);
+    result.y.assign(yh.data(), yh.data() + yh.size());
+    result.grad_x.assign(gh.data(), gh.data() + gh.size());
+  }
+  return result;
 }
 
 }  // namespace
