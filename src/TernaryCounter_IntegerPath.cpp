@@ -46,7 +46,8 @@ struct QuantizedRows {
 };
 
 /// Quantizes each row r of src [R, K] (times column_scale[k] when Scaled) to q(r, :): nearest,
-/// or stochastic on the stream `key` with elem = r * K + k (SPEC §6, forward / backward_input).
+/// or stochastic on the stream `key` with elem = (first_row + r) * K + k (SPEC §6, forward /
+/// backward_input; first_row: the global index of row 0).
 /// GPUs: a team per row, the absmax a team reduction (a max: any order). Hosts: a thread per row
 /// in loops that vectorize.
 template <class ExecSpace, bool Scaled, bool Stochastic>
@@ -58,6 +59,7 @@ struct RowQuantizer {
   Kokkos::View<const float*, Mem> column_scale;
   QuantizedRows<Mem> dst;
   std::uint32_t key = 0;
+  std::int64_t first_row = 0;
 
   KOKKOS_INLINE_FUNCTION float value(std::int64_t r, std::int64_t k) const {
     if constexpr (Scaled) {
@@ -85,7 +87,7 @@ struct RowQuantizer {
     }
     const float amax = absmax_from_bits(amax_bits);
     const QuantizeRule rule(amax);
-    const std::uint32_t row_elem = element_index(r, depth, 0);
+    const std::uint32_t row_elem = element_index(first_row + r, depth, 0);
     std::int32_t sum = 0;
     for (std::int64_t k = 0; k < depth; ++k) {
       const int q = quantize(rule, row_elem, r, k);
@@ -108,7 +110,7 @@ struct RowQuantizer {
         Kokkos::Max<float>(amax));
     amax = absmax_join(0.0f, amax);  // a row of no columns
     const QuantizeRule rule(amax);
-    const std::uint32_t row_elem = element_index(r, depth, 0);
+    const std::uint32_t row_elem = element_index(first_row + r, depth, 0);
     std::int32_t sum = 0;
     Kokkos::parallel_reduce(
         Kokkos::TeamThreadRange(team, padded),
@@ -345,13 +347,13 @@ void backward_input_int8(const ExecSpace& space,
                          const PackedState<typename ExecSpace::memory_space>& state,
                          const InputView<typename ExecSpace::memory_space>& grad_out,
                          const OutputView<typename ExecSpace::memory_space>& grad_x,
-                         std::uint32_t seed) {
+                         std::uint32_t seed, std::int64_t sample_offset) {
   using Mem = typename ExecSpace::memory_space;
   require_int8_bound("backward_input", "out", state.out(), int8_max_depth);
   const std::int64_t M = grad_out.extent(0);
   const QuantizedRows<Mem> hq("TernaryCounter::backward_input::int8_grad_out", M, state.out());
   RowQuantizer<ExecSpace, true, true>{grad_out, state.scale, hq,
-                                      stream_key(seed, int8_backward_input_tag)}
+                                      stream_key(seed, int8_backward_input_tag), sample_offset}
       .run(space, "TernaryCounter::backward_input::quantize_grad_out");
   run_integer_product(space, hq, TernaryByDepth<Mem>{state.codes, state.C}, state.C, M, state.in(),
                       BackwardInputEpilogue<Mem>{grad_x, hq.scale},
@@ -409,7 +411,8 @@ void update_from_io_int8(
                                     const OutputView<SPACE::memory_space>&);                       \
   template void backward_input_int8<SPACE>(const SPACE&, const PackedState<SPACE::memory_space>&,  \
                                            const InputView<SPACE::memory_space>&,                  \
-                                           const OutputView<SPACE::memory_space>&, std::uint32_t); \
+                                           const OutputView<SPACE::memory_space>&, std::uint32_t,  \
+                                           std::int64_t);                                          \
   template void update_from_io_int8<SPACE>(                                                        \
       const SPACE&, const PackedState<SPACE::memory_space>&,                                       \
       const InputView<SPACE::memory_space>&, const InputView<SPACE::memory_space>&,                \

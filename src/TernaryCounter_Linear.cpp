@@ -122,7 +122,7 @@ void backward_input(const ExecSpace& space,
   Impl::require_extent("backward_input", "grad_x.extent(0) (M)", grad_x.extent(0),
                        "grad_out.extent(0) (M)", grad_out.extent(0));
   if (options.precision == Precision::int8) {
-    Impl::backward_input_int8(space, state, grad_out, grad_x, options.seed);
+    Impl::backward_input_int8(space, state, grad_out, grad_x, options.seed, options.sample_offset);
     return;
   }
   using Mem = typename ExecSpace::memory_space;

@@ -17,6 +17,10 @@ struct ProductOptions {
   /// Seed of backward_input's stochastic rounding of grad_out in int8 (SPEC §6, stream tag_b);
   /// unused by forward and by fp32. A training loop passes the step's update seed.
   std::uint32_t seed = 0;
+  /// Index of grad_out's first sample in the whole batch, for backward_input in int8: its
+  /// rounding stream is indexed by the global sample, so data-parallel ranks that each hold a
+  /// block of the batch reproduce one process's bits (Distributed::TernaryLinear sets it).
+  std::int64_t sample_offset = 0;
 };
 
 /// "fp32" or "int8".

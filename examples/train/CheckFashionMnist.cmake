@@ -1,10 +1,11 @@
 # SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # cmake -DTRAIN=<ternary-counter-train> -DDATA=<dir> -DWORK=<folder> -DMODE=short|full
-#         -DMIN_ACC=<ten-thousandths> -P CheckFashionMnist.cmake
+#         -DMIN_ACC=<ten-thousandths> ["-DEXTRA=<options>"] -P CheckFashionMnist.cmake
 # The main job on Fashion-MNIST. full: the default run, whose final test accuracy must reach
 # MIN_ACC. short: a small run (a subset, 2 epochs) that must reach MIN_ACC too, and print the
 # same epoch= and final: lines (up to samples/s and seconds) with --exec serial, with one
 # OpenMP thread, and when stopped after epoch 1 with --save and continued with --resume.
+# EXTRA: options every run gets (e.g. --precision;int8).
 # Without the data set the test prints SKIPPED (the test's SKIP_REGULAR_EXPRESSION).
 set(files train-images-idx3-ubyte train-labels-idx1-ubyte t10k-images-idx3-ubyte
           t10k-labels-idx1-ubyte)
@@ -17,7 +18,7 @@ endforeach()
 
 # Runs the job; sets <out> to its epoch= and final: lines without the timing fields.
 function(run_lines out)
-  execute_process(COMMAND ${TRAIN} --dataset fashion-mnist --data-dir ${DATA} ${ARGN}
+  execute_process(COMMAND ${TRAIN} --dataset fashion-mnist --data-dir ${DATA} ${EXTRA} ${ARGN}
                   OUTPUT_VARIABLE text ERROR_VARIABLE err RESULT_VARIABLE rc)
   message(STATUS "ternary-counter-train ${ARGN}:\n${text}")
   if(NOT rc EQUAL 0)

@@ -3,14 +3,16 @@
 #       "-DRANKS=1;2;3;4" [-DDATA=<Fashion-MNIST folder>] -P CheckTrainMPI.cmake
 # The main job under mpirun: for each rank count, the printed lines and the --save checkpoint's
 # bytes equal those of one plain process (no mpirun). Both tasks: the teacher task (start: and
-# final: lines) and, when DATA holds the Fashion-MNIST files, a small image run (epoch= and final:
-# lines without their timing fields).
+# final: lines) and, when DATA holds the Fashion-MNIST files, a small image run in fp32 and in int8
+# (epoch= and final: lines without their timing fields).
 set(teacher_args --dataset teacher --steps 30 --batch 60 --eval 250 --log-every 1000)
 set(image_args --dataset fashion-mnist --data-dir "${DATA}" --train-limit 1500 --test-limit 700
                --epochs 2 --batch 90 --hidden 64,32)
+# The image run once more on the integer path (SPEC §6).
+set(image_int8_args ${image_args} --precision int8)
 set(tasks teacher)
 if(DATA AND (EXISTS "${DATA}/train-images-idx3-ubyte.gz" OR EXISTS "${DATA}/train-images-idx3-ubyte"))
-  list(APPEND tasks image)
+  list(APPEND tasks image image_int8)
 else()
   message(STATUS "no Fashion-MNIST files in '${DATA}': the image task is not checked")
 endif()

@@ -10,6 +10,7 @@
 
 #include <TernaryCounter_TernaryLinear.hpp>
 
+#include <stdexcept>
 #include <string>
 
 namespace TernaryCounter::Distributed {
@@ -31,7 +32,6 @@ class TernaryLinear : private TernaryCounter::TernaryLinear<ExecSpace> {
                 std::uint32_t base_seed)
       : Base(space, label, out, in, params, base_seed), comm_(comm) {}
 
-  using Base::backward_input;
   using Base::base_seed;
   using Base::forward;
   using Base::params;
@@ -43,6 +43,24 @@ class TernaryLinear : private TernaryCounter::TernaryLinear<ExecSpace> {
   using Base::state;
   using Base::step;
   using Base::step_seed;
+
+  /// grad_x [m_r, in] of this rank's samples, with the weights before this step's update. In
+  /// int8 its rounding stream is indexed by the global sample, so this is collective then (an
+  /// exclusive scan of the ranks' sample counts, in rank order): any rank count gives one
+  /// process's bits.
+  void backward_input(const InputView<memory_space>& grad_out_local,
+                      const OutputView<memory_space>& grad_x_local) const {
+    ProductOptions options = Base::product_options();
+    if (options.precision == Precision::int8) {
+      long long mine = static_cast<long long>(grad_out_local.extent(0)), before = 0;
+      if (MPI_Exscan(&mine, &before, 1, MPI_LONG_LONG, MPI_SUM, comm_.mpi()) != MPI_SUCCESS) {
+        throw std::runtime_error(
+            "TernaryCounter::Distributed::TernaryLinear::backward_input: MPI_Exscan failed");
+      }
+      options.sample_offset = comm_.rank() == 0 ? 0 : before;  // rank 0's result is undefined
+    }
+    TernaryCounter::backward_input(space(), state(), grad_out_local, grad_x_local, options);
+  }
 
   /// Collective: the step's update from this rank's x_local [m_r, in] and grad_out_local
   /// [m_r, out] (Distributed::update_from_io with seed step_seed(base_seed, step)); then

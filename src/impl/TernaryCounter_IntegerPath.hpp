@@ -28,7 +28,7 @@ void backward_input_int8(const ExecSpace& space,
                          const PackedState<typename ExecSpace::memory_space>& state,
                          const InputView<typename ExecSpace::memory_space>& grad_out,
                          const OutputView<typename ExecSpace::memory_space>& grad_x,
-                         std::uint32_t seed);
+                         std::uint32_t seed, std::int64_t sample_offset);
 
 /// Enqueues the int8 update on `space` (arguments already checked).
 template <class ExecSpace>
