@@ -157,7 +157,9 @@ struct ColumnQuantizer {
   std::uint32_t key = 0;
   std::int64_t row_offset = 0;
 
-  static std::int64_t blocks(std::int64_t n) { return (n + width - 1) / width; }
+  KOKKOS_INLINE_FUNCTION static std::int64_t blocks(std::int64_t n) {
+    return (n + width - 1) / width;
+  }
 
   /// Columns [c0, c0 + W) of x.
   template <int W>
