@@ -5,6 +5,8 @@
 // hardware threads, or OMP_NUM_THREADS) is lowered to the limit, said on stderr.
 #pragma once
 
+#include "TernaryCounter_CommandLine.hpp"
+
 #include <Kokkos_Core.hpp>
 
 #if defined(KOKKOS_ENABLE_OPENMP)
@@ -13,6 +15,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <limits>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -21,39 +24,41 @@ namespace TernaryCounter::Examples {
 
 /// The arguments for Kokkos::initialize: `argv` itself, plus --kokkos-num-threads=<limit> when
 /// the default thread count exceeds what the OpenMP backend supports. Throws
-/// std::invalid_argument when --kokkos-num-threads or KOKKOS_NUM_THREADS asks for more.
+/// std::invalid_argument when --kokkos-num-threads or KOKKOS_NUM_THREADS is not an integer in
+/// [1, that limit].
 class KokkosArguments {
  public:
   KokkosArguments(int argc, char** argv, const char* program) {
     for (int a = 0; a < argc; ++a) args_.emplace_back(argv[a]);
+    // Kokkos aborts (a signal) on a thread count that does not parse or is below 1: checked
+    // here first, so the program can say so and exit.
+    int limit = std::numeric_limits<int>::max();
 #if defined(KOKKOS_ENABLE_OPENMP)
-    constexpr int limit = Kokkos::Impl::OpenMPTraits::MAX_THREAD_COUNT;
-    const std::string flag = "--kokkos-num-threads=";
+    limit = Kokkos::Impl::OpenMPTraits::MAX_THREAD_COUNT;
+#endif
+    const std::string flag = "--kokkos-num-threads";
     const char* env = std::getenv("KOKKOS_NUM_THREADS");
-    std::string asked = env ? std::string(env) : "";
-    std::string source = "KOKKOS_NUM_THREADS";
+    if (env) CommandLine::parse_integer("KOKKOS_NUM_THREADS", env, 1, limit);
+    bool given = env != nullptr;
     for (const std::string& arg : args_) {
-      if (arg.rfind(flag, 0) == 0) {
-        asked = arg.substr(flag.size());
-        source = "--kokkos-num-threads";
+      if (arg.rfind(flag, 0) != 0) continue;
+      if (arg.size() == flag.size() || arg[flag.size()] != '=') {
+        throw std::invalid_argument(arg + ": write " + flag + "=N");
       }
+      CommandLine::parse_integer(flag, arg.substr(flag.size() + 1), 1, limit);
+      given = true;
     }
-    if (!asked.empty()) {
-      // Kokkos itself refuses what does not parse; only a count above the limit matters here.
-      if (asked.size() > 9 || std::strtol(asked.c_str(), nullptr, 10) > limit) {
-        throw std::invalid_argument(source + "=" + asked +
-                                    ": Kokkos's OpenMP backend supports at most " +
-                                    std::to_string(limit) + " threads");
-      }
-    } else if (omp_get_max_threads() > limit) {
+#if defined(KOKKOS_ENABLE_OPENMP)
+    if (!given && omp_get_max_threads() > limit) {
       std::fprintf(stderr,
                    "%s: %d OpenMP threads by default, more than the %d Kokkos's OpenMP backend "
                    "supports: using %d\n",
                    program, omp_get_max_threads(), limit, limit);
-      args_.push_back(flag + std::to_string(limit));
+      args_.push_back(flag + "=" + std::to_string(limit));
     }
 #else
     (void)program;
+    (void)given;
 #endif
     for (std::string& arg : args_) pointers_.push_back(arg.data());
     pointers_.push_back(nullptr);
