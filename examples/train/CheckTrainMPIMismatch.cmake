@@ -32,6 +32,8 @@ expect_refused("unknown option on one rank" "rank 1: unknown option --bogus"
                RANK0 ${base} RANK1 ${base} --bogus 1)
 expect_refused("the other task on one rank, its data missing" "rank 1: .*no-data"
                RANK0 ${base} RANK1 --dataset fashion-mnist --data-dir "${WORK}/no-data" --epochs 1)
+expect_refused("--help on one rank" "the ranks disagree on --help: rank 0 has '' but rank 1 has 'given'"
+               RANK0 ${base} RANK1 ${base} --help)
 # --resume of a file only one rank can read: refused before any collective work.
 expect_refused("--resume readable on one rank only" "rank 1: .*cannot open"
                RANK0 ${base} RANK1 ${base} --resume "${WORK}/missing.safetensors")

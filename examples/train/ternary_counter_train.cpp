@@ -433,29 +433,34 @@ int main(int argc, char** argv) {
   Kokkos::ScopeGuard kokkos(kokkos_args->argc(), kokkos_args->argv());
   const std::vector<std::string> args(kokkos_args->argv() + 1,
                                       kokkos_args->argv() + kokkos_args->argc());
-  if (std::find(args.begin(), args.end(), "--help") != args.end() ||
-      std::find(args.begin(), args.end(), "-h") != args.end()) {
-    std::printf("%s\n\n--dataset teacher:\n%s\n", Train::image_usage, teacher_usage);
-    return 0;
-  }
+  const bool help = std::find(args.begin(), args.end(), "--help") != args.end() ||
+                    std::find(args.begin(), args.end(), "-h") != args.end();
   // 1. Local: the options, the checkpoint and the data are read; nothing is collective, so an
   // error here is kept until every rank has got this far.
   Job job;
   std::string local_error;
-  try {
-    job = prepare(argv[0], args, processes);
-  } catch (const std::exception& e) {
-    local_error = e.what();
-    if (local_error.empty()) local_error = "an error without a message";
+  Settings settings{{"--help", help ? "given" : ""}};
+  if (!help) {
+    try {
+      job = prepare(argv[0], args, processes);
+      settings.insert(settings.end(), job.settings().begin(), job.settings().end());
+    } catch (const std::exception& e) {
+      local_error = e.what();
+      if (local_error.empty()) local_error = "an error without a message";
+    }
   }
   // 2. Every rank compares its settings with every other's: all stop alike, or none does.
   try {
-    processes.agree("start-up", local_error, local_error.empty() ? job.settings() : Settings{});
+    processes.agree("start-up", local_error, settings);
   } catch (const std::exception& e) {
     if (processes.root()) {
       std::fprintf(stderr, "%s: %s\n(--help lists the options)\n", program, e.what());
     }
     return 1;
+  }
+  if (help) {
+    std::printf("%s\n\n--dataset teacher:\n%s\n", Train::image_usage, teacher_usage);
+    return 0;
   }
   // 3. Collective training: an error on any rank ends the whole run at once.
   try {
