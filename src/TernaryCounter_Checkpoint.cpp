@@ -19,6 +19,7 @@
 #include <filesystem>
 #include <limits>
 #include <new>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -455,7 +456,9 @@ std::string serialize_checkpoint(const Checkpoint& checkpoint) {
     }
   }
   std::map<std::string, std::string> metadata = checkpoint.metadata;
-  for (const auto& [key, value] : metadata) {
+  // Not a structured binding: clang before 16 cannot capture one in a lambda.
+  for (const auto& entry : metadata) {
+    const std::string& key = entry.first;
     const bool reserved = key.starts_with(tensor_crc_prefix) ||
                           std::any_of(std::begin(reserved_keys), std::end(reserved_keys),
                                       [&](const char* r) { return key == r; });
@@ -821,12 +824,12 @@ bool read_exactly(int fd, std::string& out, std::uint64_t size) {
   return true;
 }
 
-// The end of the data buffer the header's tensors describe (their largest data offset), or 0
-// when the header does not parse (parse_checkpoint then says why).
-std::uint64_t declared_data_bytes(std::string_view header) {
+// The end of the data buffer the header's tensors describe (their largest data offset), or
+// none when the header does not parse (parse_checkpoint then says why).
+std::optional<std::uint64_t> declared_data_bytes(std::string_view header) {
   HeaderValue root;
   std::string error;
-  if (!HeaderReader::read(header, root, error) || !root.is_object()) return 0;
+  if (!HeaderReader::read(header, root, error) || !root.is_object()) return std::nullopt;
   std::uint64_t end = 0;
   for (const HeaderMember& m : root.children) {
     const HeaderValue* offsets = m.value.is_object() ? m.value.find("data_offsets") : nullptr;
@@ -867,7 +870,10 @@ std::string read_checkpoint_bytes(const std::string& path) {
     // Too long for the limit or the file: parse_checkpoint says which.
     if (header_bytes > max_header_bytes || header_bytes > size - 8) return bytes;
     if (!read_exactly(fd, bytes, header_bytes)) fail("read error");
-    const std::uint64_t data = declared_data_bytes(std::string_view(bytes).substr(8));
+    const std::optional<std::uint64_t> declared =
+        declared_data_bytes(std::string_view(bytes).substr(8));
+    if (!declared) return bytes;  // parse_checkpoint says what is wrong with the header
+    const std::uint64_t data = *declared;
     if (size - 8 - header_bytes != data) {
       fail("the file is " + std::to_string(size) + " bytes but its header describes " +
            std::to_string(8 + header_bytes + data) + " (truncated, trailing bytes or damaged)");
