@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // libFuzzer target: the main job's option and checkpoint-metadata parsing (both tasks). The
 // input is a mode byte (0 teacher options, 1 image options, 2 teacher metadata, 3 image
 // metadata) and NUL-separated strings. A parse either throws std::invalid_argument or

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // CRC-32C (Castagnoli: reflected polynomial 0x82F63B78, initial value and final xor 0xFFFFFFFF,
 // the checksum of iSCSI, ext4 and SSE4.2's crc32 instruction): the checksum of checkpoint
 // headers and tensors (docs/CHECKPOINT_FORMAT.md). A CRC detects every single-bit error and

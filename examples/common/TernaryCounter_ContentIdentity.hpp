@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // What tells a file's contents apart when the ranks of a run compare the files they read.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Kokkos's OpenMP backend keeps its threads' data in a fixed table of
 // Kokkos::Impl::OpenMPTraits::MAX_THREAD_COUNT (512) entries and does not check the count: more
 // threads write past it and corrupt the heap. The example programs call this before

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # cmake -DTRAIN=<ternary-counter-train> -DWORK=<folder> -DMPIEXEC=<mpirun> "-DMPIFLAGS=<flags>"
 #       -P CheckTrainMPIMismatch.cmake
 # Two ranks started with different command lines (an MPMD `:` line) or failing in one rank only:

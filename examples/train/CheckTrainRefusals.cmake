@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # cmake -DTRAIN=<ternary-counter-train> -DWORK=<folder> -P CheckTrainRefusals.cmake
 # Bad input to the main job, one process: each ends promptly (a timeout turns a hang into a
 # failure) with a clear error and an exit status in [1, 127]: no hang, no signal, no rc 0.

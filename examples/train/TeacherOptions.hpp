@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The command line of the teacher task (--dataset teacher) and the settings a checkpoint stores
 // so that --resume continues the same run.
 #pragma once

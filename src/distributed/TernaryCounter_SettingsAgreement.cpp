@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #include "TernaryCounter_SettingsAgreement.hpp"
 
 #include "impl/TernaryCounter_Agreement.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Agreement on a program's settings before any collective work: a rank whose options, data or
 // checkpoint differ from the others' would leave the collective sequence (a hang) or train on
 // other numbers (a wrong result), so every rank compares its settings with every other's once,
