@@ -73,3 +73,28 @@ write("params", "bad_shape", params(inn=6))
 write("params", "big_team", params(team=4096))
 write("params", "row_offset_overflows", params(row_offset=2**63 - 2, grads=[0.5] * 24))
 write("params", "row_offset_largest", params(row_offset=2**63 - 4, grads=[0.5] * 24))
+
+
+def train_options(mode, *strings):
+    """fuzz_train_options.cpp's layout: a mode byte (0 teacher options, 1 image options, 2 teacher
+    metadata, 3 image metadata), then NUL-separated strings (arguments, or key, value pairs)."""
+    return bytes([mode]) + b"\0".join(s.encode() for s in strings)
+
+
+write("train_options", "teacher_valid", train_options(
+    0, "--steps", "30", "--batch", "60", "--eval", "250", "--seed", "7", "--save", "x"))
+write("train_options", "teacher_huge_batch", train_options(0, "--batch", "9223372036854775807"))
+write("train_options", "teacher_seed_wraps", train_options(0, "--seed", "4294967297"))
+write("train_options", "teacher_empty_value", train_options(0, "--steps", ""))
+write("train_options", "image_valid", train_options(
+    1, "--epochs", "2", "--batch", "90", "--hidden", "64,32", "--lr", "0.003", "--C", "8"))
+write("train_options", "image_bad_real", train_options(1, "--lr", "", "--rms-beta", "nan"))
+write("train_options", "teacher_metadata", train_options(
+    2, "seed", "1", "in", "32", "hidden", "128", "classes", "4", "teacher-hidden", "16",
+    "batch", "256"))
+write("train_options", "teacher_metadata_batch0", train_options(
+    2, "seed", "1", "in", "32", "hidden", "128", "classes", "4", "teacher-hidden", "16",
+    "batch", "0"))
+write("train_options", "image_metadata", train_options(
+    3, "seed", "1", "hidden", "512,256", "epochs", "8", "batch", "256", "train-limit", "0",
+    "C", "8", "lr", "0.003", "lr-scale", "0.02", "rms-beta", "0.99", "decay-lr-scale", "0"))

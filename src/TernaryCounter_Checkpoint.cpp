@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #include "TernaryCounter_Checkpoint.hpp"
 
+#include "TernaryCounter_Crc32c.hpp"
+
 #include <Kokkos_Profiling_ScopedRegion.hpp>
 #include <nlohmann/json.hpp>
 
@@ -9,13 +11,16 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <bit>
 #include <cerrno>
+#include <cmath>
+#include <cstdio>
 #include <cstring>
-#include <fstream>
-#include <iterator>
+#include <filesystem>
 #include <limits>
 #include <new>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -24,7 +29,39 @@ namespace TernaryCounter {
 namespace {
 
 constexpr std::uint64_t max_header_bytes = checkpoint_max_header_bytes;
-const char* const reserved_keys[] = {"C", "step", "format_version"};
+const char* const reserved_keys[] = {"C", "step", "format_version", "header_crc32c"};
+// Metadata "crc32c.<tensor>" holds that tensor's checksum; "header_crc32c" the header's, computed
+// with its own 8 digits set to '0' (docs/CHECKPOINT_FORMAT.md).
+constexpr std::string_view tensor_crc_prefix = "crc32c.";
+constexpr std::string_view header_crc_key = "\"header_crc32c\":\"";
+constexpr std::string_view crc_placeholder = "00000000";
+
+std::string crc_text(std::uint32_t crc) {
+  char text[9];
+  std::snprintf(text, sizeof text, "%08x", crc);
+  return text;
+}
+
+// Exactly 8 lowercase hex digits (so no two texts name one value: a flipped case bit is caught).
+bool parse_crc_text(const std::string& text, std::uint32_t& crc) {
+  if (text.size() != 8) return false;
+  crc = 0;
+  for (const char c : text) {
+    const int digit = c >= '0' && c <= '9' ? c - '0' : (c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1);
+    if (digit < 0) return false;
+    crc = crc << 4 | std::uint32_t(digit);
+  }
+  return true;
+}
+
+// The values an update can produce (SPEC: scale clamped to [1e-5, 10]; v a decaying mean of
+// squares), which save refuses to write and load refuses to read.
+bool valid_scale(float s) {
+  return s >= checkpoint_min_scale && s <= checkpoint_max_scale;
+}
+bool valid_v(float v) {
+  return std::isfinite(v) && v >= 0.0f;
+}
 
 void put_u64(std::string& out, std::uint64_t x) {
   for (int b = 0; b < 8; ++b) out += char((x >> (8 * b)) & 0xFF);
@@ -382,6 +419,14 @@ void check_layer(const std::string& name, const PackedState<Kokkos::HostSpace>& 
     throw std::invalid_argument("TernaryCounter::save_checkpoint: layer \"" + name +
                                 "\" is not a well-formed packed state");
   }
+  for (std::size_t o = 0; o < state.scale.extent(0); ++o) {
+    if (!valid_scale(state.scale(o)) || !valid_v(state.v(o))) {
+      throw std::invalid_argument(
+          "TernaryCounter::save_checkpoint: layer \"" + name + "\" row " + std::to_string(o) +
+          " has scale " + std::to_string(state.scale(o)) + " and v " + std::to_string(state.v(o)) +
+          " (the scale must be in [1e-5, 10], v finite and >= 0)");
+    }
+  }
 }
 
 }  // namespace
@@ -412,18 +457,24 @@ std::string serialize_checkpoint(const Checkpoint& checkpoint) {
     }
   }
   std::map<std::string, std::string> metadata = checkpoint.metadata;
-  for (const char* key : reserved_keys) {
-    if (metadata.count(key)) {
-      throw std::invalid_argument(std::string("TernaryCounter::save_checkpoint: metadata key \"") +
-                                  key + "\" is reserved");
+  // Not a structured binding: clang before 16 cannot capture one in a lambda.
+  for (const auto& entry : metadata) {
+    const std::string& key = entry.first;
+    const bool reserved = key.starts_with(tensor_crc_prefix) ||
+                          std::any_of(std::begin(reserved_keys), std::end(reserved_keys),
+                                      [&](const char* r) { return key == r; });
+    if (reserved) {
+      throw std::invalid_argument("TernaryCounter::save_checkpoint: metadata key \"" + key +
+                                  "\" is reserved");
     }
   }
   metadata["C"] = std::to_string(checkpoint.C);
   metadata["step"] = std::to_string(checkpoint.step);
   metadata["format_version"] = std::to_string(checkpoint_format_version);
   // Never write what parse_checkpoint refuses: the root and __metadata__ objects, one value per
-  // metadata entry, and per tensor 8 (its entry, 3 fields, 2 + 2 array items).
-  const std::size_t values = 2 + metadata.size() + 3 * 8 * checkpoint.layers.size();
+  // metadata entry (a checksum per tensor and the header's included), and per tensor 8 (its
+  // entry, 3 fields, 2 + 2 array items).
+  const std::size_t values = 2 + metadata.size() + 1 + 3 * 9 * checkpoint.layers.size();
   if (values > checkpoint_max_header_values) {
     throw std::invalid_argument(
         "TernaryCounter::save_checkpoint: " + std::to_string(checkpoint.layers.size()) +
@@ -432,21 +483,20 @@ std::string serialize_checkpoint(const Checkpoint& checkpoint) {
         std::to_string(checkpoint_max_header_values) + " a checkpoint header may hold");
   }
 
-  std::string header = "{\"__metadata__\":{";
-  bool first = true;
-  for (const auto& [k, v] : metadata) {
-    header += (first ? "" : ",") + json_string(k) + ":" + json_string(v);
-    first = false;
-  }
-  header += "}";
   // F32 tensors first (4-byte aligned after the 8-aligned header), then the U8 codes.
-  std::string data;
+  std::string data, tensors;
+  const auto add_tensor = [&](const std::string& key, const char* dtype, std::int64_t cols,
+                              std::int64_t rows, std::uint64_t begin) {
+    tensors += "," + tensor_entry(key, dtype, rows, cols, begin, data.size());
+    metadata[std::string(tensor_crc_prefix) + key] =
+        crc_text(crc32c(data.data() + begin, data.size() - begin));
+  };
   for (const CheckpointLayer& l : checkpoint.layers) {
     for (const auto& [suffix, view] :
          {std::pair{".scale", l.state.scale}, std::pair{".v", l.state.v}}) {
       const std::uint64_t begin = data.size();
       for (std::size_t o = 0; o < view.extent(0); ++o) put_f32(data, view(o));
-      header += "," + tensor_entry(l.name + suffix, "F32", l.state.out(), 1, begin, data.size());
+      add_tensor(l.name + suffix, "F32", 1, l.state.out(), begin);
     }
   }
   for (const CheckpointLayer& l : checkpoint.layers) {
@@ -455,10 +505,17 @@ std::string serialize_checkpoint(const Checkpoint& checkpoint) {
     for (std::size_t o = 0; o < l.state.codes.extent(0); ++o) {
       data.append(reinterpret_cast<const char*>(&l.state.codes(o, 0)), row);
     }
-    header += "," + tensor_entry(l.name + ".state", "U8", l.state.out(), std::int64_t(row), begin,
-                                 data.size());
+    add_tensor(l.name + ".state", "U8", std::int64_t(row), l.state.out(), begin);
   }
-  header += "}";
+  metadata["header_crc32c"] = std::string(crc_placeholder);
+
+  std::string header = "{\"__metadata__\":{";
+  bool first = true;
+  for (const auto& [k, v] : metadata) {
+    header += (first ? "" : ",") + json_string(k) + ":" + json_string(v);
+    first = false;
+  }
+  header += "}" + tensors + "}";
   header.append((8 - header.size() % 8) % 8, ' ');
   if (header.size() > max_header_bytes) {
     throw std::invalid_argument("TernaryCounter::save_checkpoint: the header would be " +
@@ -468,7 +525,11 @@ std::string serialize_checkpoint(const Checkpoint& checkpoint) {
   std::string file;
   file.reserve(8 + header.size() + data.size());
   put_u64(file, header.size());
-  return file + header + data;
+  file += header;
+  // The header's checksum covers the length and the whole header, its own digits read as '0'.
+  const std::size_t digits = file.find(header_crc_key) + header_crc_key.size();
+  file.replace(digits, crc_placeholder.size(), crc_text(crc32c(file)));
+  return file + data;
 }
 
 namespace {
@@ -507,12 +568,62 @@ Checkpoint parse_image(std::string_view bytes, const std::string& source) {
     if (!v.is_string()) reject(source, "metadata \"" + k + "\" is not a string");
     entries[k] = v.string;
   }
-  for (const char* key : reserved_keys) {
+  for (const char* key : {"C", "step", "format_version"}) {
     if (!entries.count(key)) reject(source, std::string("metadata has no \"") + key + "\"");
   }
-  if (entries["format_version"] != std::to_string(checkpoint_format_version)) {
+  const bool checksummed = entries["format_version"] == std::to_string(checkpoint_format_version);
+  if (!checksummed &&
+      entries["format_version"] != std::to_string(checkpoint_unchecked_format_version)) {
     reject(source, "format_version \"" + entries["format_version"] + "\" is not supported (" +
-                       std::to_string(checkpoint_format_version) + " is)");
+                       std::to_string(checkpoint_unchecked_format_version) + " and " +
+                       std::to_string(checkpoint_format_version) + " are)");
+  }
+  // Checksums: the header's first, so a damaged header is refused as damaged.
+  std::map<std::string, std::uint32_t> tensor_crcs;
+  if (checksummed) {
+    std::uint32_t stored = 0;
+    if (!entries.count("header_crc32c") || !parse_crc_text(entries["header_crc32c"], stored)) {
+      reject(source, "metadata \"header_crc32c\" is missing or not 8 lowercase hex digits");
+    }
+    const std::string_view raw = bytes.substr(0, 8 + header_bytes);
+    const std::size_t at = raw.find(header_crc_key);
+    if (at == std::string_view::npos ||
+        raw.find(header_crc_key, at + 1) != std::string_view::npos) {
+      reject(source, "the header must hold \"header_crc32c\":\"...\" exactly once, unescaped");
+    }
+    const std::size_t digits = at + header_crc_key.size();
+    std::string blanked(raw);
+    blanked.replace(digits, crc_placeholder.size(), crc_placeholder);
+    if (crc32c(blanked) != stored) {
+      reject(source, "header checksum mismatch (CRC-32C " + crc_text(crc32c(blanked)) +
+                         ", stored " + crc_text(stored) + "): the header is damaged");
+    }
+    for (auto it = entries.begin(); it != entries.end();) {
+      if (!it->first.starts_with(tensor_crc_prefix)) {
+        ++it;
+        continue;
+      }
+      std::uint32_t crc = 0;
+      if (!parse_crc_text(it->second, crc)) {
+        reject(source, "metadata \"" + it->first + "\" is not 8 lowercase hex digits");
+      }
+      tensor_crcs[it->first.substr(tensor_crc_prefix.size())] = crc;
+      it = entries.erase(it);
+    }
+  } else {
+    // A format 2 file edited to claim format 1 would skip its checksums: refused.
+    for (const auto& [key, value] : entries) {
+      if (key == "header_crc32c" || key.starts_with(tensor_crc_prefix)) {
+        reject(source, "format_version 1 with a checksum entry \"" + key + "\"");
+      }
+    }
+    static std::atomic<bool> warned{false};
+    if (!warned.exchange(true)) {
+      std::fprintf(stderr,
+                   "TernaryCounter checkpoint %s: format_version 1 has no checksums: its data "
+                   "is not verified (save it again to add them)\n",
+                   source.c_str());
+    }
   }
   checkpoint.C =
       int(metadata_integer(source, "C", entries["C"], min_counter_depth, max_counter_depth));
@@ -553,6 +664,21 @@ Checkpoint parse_image(std::string_view bytes, const std::string& source) {
   }
 
   const unsigned char* data = u + 8 + header_bytes;
+  if (checksummed) {
+    for (const TensorInfo& t : all) {
+      const auto crc = tensor_crcs.find(t.key);
+      if (crc == tensor_crcs.end()) reject(source, "tensor \"" + t.key + "\" has no checksum");
+      const std::uint32_t actual = crc32c(data + t.begin, std::size_t(t.end - t.begin));
+      if (actual != crc->second) {
+        reject(source, "tensor \"" + t.key + "\" checksum mismatch (CRC-32C " + crc_text(actual) +
+                           ", stored " + crc_text(crc->second) + "): its data is damaged");
+      }
+      tensor_crcs.erase(crc);
+    }
+    if (!tensor_crcs.empty()) {
+      reject(source, "a checksum names \"" + tensor_crcs.begin()->first + "\", not a tensor");
+    }
+  }
   const int lv = counter_levels(checkpoint.C);
   for (const auto& [name, parts] : layers) {
     for (const char* part : {"state", "scale", "v"}) {
@@ -593,6 +719,11 @@ Checkpoint parse_image(std::string_view bytes, const std::string& source) {
       }
       state.scale(o) = get_f32(data + parts.at("scale").begin + 4 * o);
       state.v(o) = get_f32(data + parts.at("v").begin + 4 * o);
+      if (!valid_scale(state.scale(o)) || !valid_v(state.v(o))) {
+        reject(source, "layer \"" + name + "\" row " + std::to_string(o) + " has scale " +
+                           std::to_string(state.scale(o)) + " and v " + std::to_string(state.v(o)) +
+                           ": an update keeps the scale in [1e-5, 10] and v finite and >= 0");
+      }
     }
     checkpoint.layers.push_back({name, state});
   }
@@ -612,12 +743,39 @@ Checkpoint parse_checkpoint(std::string_view bytes, const std::string& source) {
   }
 }
 
+namespace {
+
+// Removes the <path>.tmp-XXXXXX regular files an interrupted save of `path` left in `dir`.
+void remove_stale_temporaries(const std::string& dir, const std::string& path) {
+  const std::string name = std::filesystem::path(path).filename().string() + ".tmp-";
+  std::error_code ec;
+  for (std::filesystem::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string entry = it->path().filename().string();
+    if (entry.size() == name.size() + 6 && entry.starts_with(name) && it->is_regular_file(ec) &&
+        !it->is_symlink(ec)) {
+      ::unlink(it->path().c_str());
+    }
+  }
+}
+
+}  // namespace
+
 void save_checkpoint(const std::string& path, const Checkpoint& checkpoint) {
   Kokkos::Profiling::ScopedRegion region("TernaryCounter::save_checkpoint");
+  if (path.empty()) throw CheckpointError("TernaryCounter::save_checkpoint: the path is empty");
+  // Only a regular file or a new name is written: a device, FIFO, folder or symbolic link at
+  // `path` would be replaced by the rename (as root, even /dev/null).
+  struct stat existing {};
+  if (::lstat(path.c_str(), &existing) == 0 && !S_ISREG(existing.st_mode)) {
+    throw CheckpointError("TernaryCounter::save_checkpoint: " + path +
+                          " exists and is not a regular file (a symbolic link, device, FIFO or "
+                          "folder is never replaced)");
+  }
   const std::string bytes = serialize_checkpoint(checkpoint);
   const std::size_t slash = path.rfind('/');
   const std::string dir =
       slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
+  remove_stale_temporaries(dir, path);
   std::string tmp = path + ".tmp-XXXXXX";
   const auto fail = [&](const std::string& what, bool remove) {
     const std::string why = std::strerror(errno);
@@ -651,17 +809,85 @@ void save_checkpoint(const std::string& path, const Checkpoint& checkpoint) {
   }
 }
 
-Checkpoint read_checkpoint(const std::string& path) {
-  std::ifstream file(path, std::ios::binary);
-  if (!file) throw CheckpointError("TernaryCounter checkpoint " + path + ": cannot open the file");
+namespace {
+
+// Reads exactly `size` bytes at the file's current offset into `out` (appended).
+bool read_exactly(int fd, std::string& out, std::uint64_t size) {
+  const std::size_t start = out.size();
+  out.resize(start + std::size_t(size));
+  std::size_t done = 0;
+  while (done < size) {
+    const ssize_t n = ::read(fd, out.data() + start + done, std::size_t(size) - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    done += std::size_t(n);
+  }
+  return true;
+}
+
+// The end of the data buffer the header's tensors describe (their largest data offset), or
+// none when the header does not parse (parse_checkpoint then says why).
+std::optional<std::uint64_t> declared_data_bytes(std::string_view header) {
+  HeaderValue root;
+  std::string error;
+  if (!HeaderReader::read(header, root, error) || !root.is_object()) return std::nullopt;
+  std::uint64_t end = 0;
+  for (const HeaderMember& m : root.children) {
+    const HeaderValue* offsets = m.value.is_object() ? m.value.find("data_offsets") : nullptr;
+    if (offsets && offsets->is_array() && offsets->children.size() == 2 &&
+        offsets->children[1].value.is_integer()) {
+      end = std::max(end, offsets->children[1].value.integer);
+    }
+  }
+  return end;
+}
+
+}  // namespace
+
+std::string read_checkpoint_bytes(const std::string& path) {
+  const auto fail = [&](const std::string& why) -> void {
+    throw CheckpointError("TernaryCounter checkpoint " + path + ": " + why);
+  };
+  // O_NONBLOCK: opening a FIFO must not wait for a writer (it is refused below).
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0) fail(std::string("cannot open the file: ") + std::strerror(errno));
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fd};
+  struct stat info {};
+  if (::fstat(fd, &info) != 0) fail(std::string("cannot stat the file: ") + std::strerror(errno));
+  if (!S_ISREG(info.st_mode)) fail("not a regular file (a FIFO, device or folder is refused)");
+  const std::uint64_t size = std::uint64_t(info.st_size);
   std::string bytes;
   try {
-    bytes.assign(std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>());
+    if (size < 8) {  // too short: parse_checkpoint says so
+      if (!read_exactly(fd, bytes, size)) fail("read error");
+      return bytes;
+    }
+    if (!read_exactly(fd, bytes, 8)) fail("read error");
+    std::uint64_t header_bytes = 0;
+    for (int b = 0; b < 8; ++b) header_bytes |= std::uint64_t(std::uint8_t(bytes[b])) << (8 * b);
+    // Too long for the limit or the file: parse_checkpoint says which.
+    if (header_bytes > max_header_bytes || header_bytes > size - 8) return bytes;
+    if (!read_exactly(fd, bytes, header_bytes)) fail("read error");
+    const std::optional<std::uint64_t> declared =
+        declared_data_bytes(std::string_view(bytes).substr(8));
+    if (!declared) return bytes;  // parse_checkpoint says what is wrong with the header
+    const std::uint64_t data = *declared;
+    if (size - 8 - header_bytes != data) {
+      fail("the file is " + std::to_string(size) + " bytes but its header describes " +
+           std::to_string(8 + header_bytes + data) + " (truncated, trailing bytes or damaged)");
+    }
+    if (!read_exactly(fd, bytes, data)) fail("read error (did the file shrink?)");
   } catch (const std::bad_alloc&) {
-    throw CheckpointError("TernaryCounter checkpoint " + path + ": out of memory reading the file");
+    fail("out of memory reading the file");
   }
-  if (file.bad()) throw CheckpointError("TernaryCounter checkpoint " + path + ": read error");
-  return parse_checkpoint(bytes, path);
+  return bytes;
+}
+
+Checkpoint read_checkpoint(const std::string& path) {
+  return parse_checkpoint(read_checkpoint_bytes(path), path);
 }
 
 }  // namespace TernaryCounter

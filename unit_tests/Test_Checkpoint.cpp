@@ -4,7 +4,10 @@
 #include "Test_Common.hpp"
 #include "Test_HeaderOfKeys.hpp"
 
+#include <TernaryCounter_Crc32c.hpp>
+
 #include <sys/mman.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <chrono>
@@ -13,6 +16,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <limits>
 
 namespace TernaryCounter::Test {
 namespace {
@@ -60,13 +64,29 @@ std::uint64_t read_u64(const std::string& s, std::size_t at) {
   return x;
 }
 
-// Rebuilds a file image with a new header (the length prefix follows it).
+std::string crc_hex(std::uint32_t crc) {
+  char text[9];
+  std::snprintf(text, sizeof text, "%08x", crc);
+  return text;
+}
+
+// Rebuilds a file image with a new header (the length prefix follows it) and, when the header
+// holds one, a header checksum that matches it: an edit is then refused for what it changes,
+// not for the checksum.
 std::string with_header(const std::string& image, std::string header) {
   const std::uint64_t n = read_u64(image, 0);
   const std::string data = image.substr(8 + n);
   std::string out(8, '\0');
   for (int b = 0; b < 8; ++b) out[b] = char((header.size() >> (8 * b)) & 0xFF);
-  return out + header + data;
+  out += header;
+  const std::string key = "\"header_crc32c\":\"";
+  const std::size_t at = out.find(key);
+  if (at != std::string::npos && out.find(key, at + 1) == std::string::npos &&
+      out.size() >= at + key.size() + 8) {
+    out.replace(at + key.size(), 8, "00000000");
+    out.replace(at + key.size(), 8, crc_hex(crc32c(out)));
+  }
+  return out + data;
 }
 
 std::string header_of(const std::string& image) {
@@ -103,8 +123,25 @@ TEST(Checkpoint, FileLayoutIsSafetensors) {
   EXPECT_EQ(header.front(), '{');
   EXPECT_EQ(header[header.find_last_not_of(' ')], '}');
   // Exact expected header text (tensors: F32 first, then U8; offsets relative to the data).
+  // Checksums: CRC-32C of each tensor's bytes, and of the length and header with the header's
+  // own digits as '0'.
+  const std::size_t data_at = 8 + n;
+  const auto crc_of = [&](std::size_t begin, std::size_t end) {
+    return crc_hex(crc32c(image.data() + data_at + begin, end - begin));
+  };
+  std::string blanked = image.substr(0, 8 + n);
+  const std::string key = "\"header_crc32c\":\"";
+  ASSERT_NE(blanked.find(key), std::string::npos);
+  const std::string stored = blanked.substr(blanked.find(key) + key.size(), 8);
+  blanked.replace(blanked.find(key) + key.size(), 8, "00000000");
+  EXPECT_EQ(stored, crc_hex(crc32c(blanked)));
   const std::string expected =
-      "{\"__metadata__\":{\"C\":\"8\",\"format_version\":\"1\",\"note\":\"a \\\"quoted\\\" "
+      "{\"__metadata__\":{\"C\":\"8\",\"crc32c.fc1.scale\":\"" + crc_of(0, 12) +
+      "\",\"crc32c.fc1.state\":\"" + crc_of(40, 58) + "\",\"crc32c.fc1.v\":\"" + crc_of(12, 24) +
+      "\",\"crc32c.fc2.scale\":\"" + crc_of(24, 32) + "\",\"crc32c.fc2.state\":\"" +
+      crc_of(58, 64) + "\",\"crc32c.fc2.v\":\"" + crc_of(32, 40) +
+      "\",\"format_version\":\"2\",\"header_crc32c\":\"" + stored +
+      "\",\"note\":\"a \\\"quoted\\\" "
       "note\\n\",\"step\":\"42\"},"
       "\"fc1.scale\":{\"dtype\":\"F32\",\"shape\":[3,1],\"data_offsets\":[0,12]},"
       "\"fc1.v\":{\"dtype\":\"F32\",\"shape\":[3,1],\"data_offsets\":[12,24]},"
@@ -228,7 +265,8 @@ TEST(Checkpoint, RejectsWrongDtypesShapesAndOffsets) {
       {"\"C\":\"8\"", "\"c\":\"8\""},
       {"\"step\":\"42\"", "\"step\":\"-1\""},
       {"\"step\":\"42\"", "\"step\":42"},
-      {"\"format_version\":\"1\"", "\"format_version\":\"2\""},
+      {"\"format_version\":\"2\"", "\"format_version\":\"3\""},
+      {"\"format_version\":\"2\"", "\"format_version\":\"1\""},
       {"{\"__metadata__\"", "{\"__metadatb__\""},
   };
   for (const auto& [from, to] : edits) {
@@ -324,9 +362,9 @@ TEST(Checkpoint, HeaderValueCountIsBoundedAndKeysAreCheckedInLinearTime) {
     return with_header(
         image, replace_once(h, "{\"__metadata__\":{", "{\"__metadata__\":{" + entries + last));
   };
-  // The sample header holds 54 values (2 objects, 4 metadata entries, 6 tensors of 8): fill up to
-  // the limit exactly.
-  const std::size_t sample_values = 2 + 4 + 3 * 8 * 2;
+  // The sample header holds 61 values (2 objects, 11 metadata entries: 4, a checksum per tensor
+  // and the header's, 6 tensors of 8): fill up to the limit exactly.
+  const std::size_t sample_values = 2 + 11 + 3 * 8 * 2;
   const Checkpoint full = parse_checkpoint(with_keys(limit - sample_values, ""));
   EXPECT_EQ(full.metadata.size(), limit - sample_values + 1);  // + the sample's "note"
   try {
@@ -490,6 +528,158 @@ TEST(Checkpoint, RandomHeaderByteFlipsNeverCrashAndRejectionsChangeNothing) {
     flipped[at] = char(static_cast<unsigned char>(flipped[at]) ^ 0x20);
     expect_rejected(flipped, "flip at " + std::to_string(at));
   }
+}
+
+TEST(Checkpoint, Crc32cKnownAnswers) {
+  EXPECT_EQ(crc32c(std::string_view("")), 0u);
+  EXPECT_EQ(crc32c(std::string_view("123456789")), 0xE3069283u);  // the CRC-32C check value
+  EXPECT_EQ(crc32c(std::string_view("56789"), crc32c(std::string_view("1234"))), 0xE3069283u);
+}
+
+// One small layer: every single-bit flip anywhere in the file (length, header, padding, every
+// tensor) is refused, whatever it hits.
+TEST(Checkpoint, EverySingleBitFlipIsRejected) {
+  Checkpoint c;
+  c.C = 8;
+  c.step = 256;
+  c.metadata["batch"] = "256";
+  c.layers.push_back({"l", sample_state(2, 8, 8, 3)});
+  const std::string image = serialize_checkpoint(c);
+  ASSERT_NO_THROW(parse_checkpoint(image));
+  std::size_t accepted = 0;
+  for (std::size_t at = 0; at < image.size(); ++at) {
+    for (int bit = 0; bit < 8; ++bit) {
+      std::string flipped = image;
+      flipped[at] = char(static_cast<unsigned char>(flipped[at]) ^ (1u << bit));
+      try {
+        parse_checkpoint(flipped);
+        ++accepted;
+        ADD_FAILURE() << "flip of bit " << bit << " at byte " << at << " of " << image.size()
+                      << " was accepted";
+      } catch (const CheckpointError&) {
+      }
+    }
+  }
+  EXPECT_EQ(accepted, 0u);
+}
+
+// Bytes `at` of tensor `key` replaced, with its checksum and the header's made to match: what
+// is left to refuse it is the check of the values.
+std::string with_tensor_bytes(const std::string& image, const std::string& key, std::size_t at,
+                              const std::string& bytes) {
+  const std::size_t data = 8 + read_u64(image, 0);
+  std::string header = header_of(image);
+  const std::size_t offsets = header.find("\"data_offsets\":[", header.find("\"" + key + "\":{"));
+  const std::size_t first = std::stoull(header.substr(offsets + 16));
+  const std::size_t stop = std::stoull(header.substr(header.find(',', offsets + 16) + 1));
+  std::string out = image;
+  out.replace(data + first + at, bytes.size(), bytes);
+  const std::string entry = "\"crc32c." + key + "\":\"";
+  header.replace(header.find(entry) + entry.size(), 8,
+                 crc_hex(crc32c(out.data() + data + first, stop - first)));
+  return with_header(out, header);
+}
+
+std::string f32_bytes(float f) {
+  std::string b(4, '\0');
+  std::memcpy(b.data(), &f, 4);
+  return b;
+}
+
+TEST(Checkpoint, RejectsValuesNoUpdateProduces) {
+  Checkpoint c;
+  c.C = 8;
+  c.layers.push_back({"l", sample_state(2, 8, 8, 3)});
+  const std::string image = serialize_checkpoint(c);
+  ASSERT_NO_THROW(parse_checkpoint(with_tensor_bytes(image, "l.scale", 0, f32_bytes(0.5f))));
+  const float inf = std::numeric_limits<float>::infinity();
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  for (const float bad : {nan, inf, -inf, 0.0f, -1.0f, 9.9e-6f, 10.001f}) {
+    EXPECT_THROW(parse_checkpoint(with_tensor_bytes(image, "l.scale", 4, f32_bytes(bad))),
+                 CheckpointError)
+        << "scale " << bad;
+    Checkpoint bad_scale = c;
+    bad_scale.layers[0].state = sample_state(2, 8, 8, 3);
+    bad_scale.layers[0].state.scale(1) = bad;
+    EXPECT_THROW(serialize_checkpoint(bad_scale), std::invalid_argument) << "scale " << bad;
+  }
+  for (const float bad : {nan, inf, -inf, -1e-30f}) {
+    EXPECT_THROW(parse_checkpoint(with_tensor_bytes(image, "l.v", 0, f32_bytes(bad))),
+                 CheckpointError)
+        << "v " << bad;
+    Checkpoint bad_v = c;
+    bad_v.layers[0].state = sample_state(2, 8, 8, 3);
+    bad_v.layers[0].state.v(0) = bad;
+    EXPECT_THROW(serialize_checkpoint(bad_v), std::invalid_argument) << "v " << bad;
+  }
+  EXPECT_NO_THROW(parse_checkpoint(with_tensor_bytes(image, "l.v", 0, f32_bytes(0.0f))));
+  EXPECT_NO_THROW(parse_checkpoint(with_tensor_bytes(image, "l.scale", 0, f32_bytes(10.0f))));
+  EXPECT_NO_THROW(parse_checkpoint(with_tensor_bytes(image, "l.scale", 0, f32_bytes(1e-5f))));
+}
+
+// A format 1 file (no checksums, as written before they were added) still loads.
+TEST(Checkpoint, FormatOneWithoutChecksumsLoads) {
+  std::string header =
+      "{\"__metadata__\":{\"C\":\"8\",\"format_version\":\"1\",\"step\":\"5\"},"
+      "\"l.scale\":{\"dtype\":\"F32\",\"shape\":[1,1],\"data_offsets\":[0,4]},"
+      "\"l.v\":{\"dtype\":\"F32\",\"shape\":[1,1],\"data_offsets\":[4,8]},"
+      "\"l.state\":{\"dtype\":\"U8\",\"shape\":[1,3],\"data_offsets\":[8,11]}}";
+  header.append((8 - header.size() % 8) % 8, ' ');
+  std::string image(8, '\0');
+  for (int b = 0; b < 8; ++b) image[b] = char((header.size() >> (8 * b)) & 0xFF);
+  image += header + f32_bytes(0.5f) + f32_bytes(0.25f) + std::string(3, '\0');
+  const Checkpoint c = parse_checkpoint(image);
+  EXPECT_EQ(c.step, 5);
+  EXPECT_EQ(c.layer("l").state.scale(0), 0.5f);
+  // Its values are still checked.
+  EXPECT_THROW(parse_checkpoint(image.substr(0, image.size() - 11) + f32_bytes(-1.0f) +
+                                f32_bytes(0.25f) + std::string(3, '\0')),
+               CheckpointError);
+  // Checksum entries are reserved for the writer.
+  Checkpoint reserved;
+  reserved.metadata["crc32c.x"] = "00000000";
+  EXPECT_THROW(serialize_checkpoint(reserved), std::invalid_argument);
+  reserved.metadata = {{"header_crc32c", "00000000"}};
+  EXPECT_THROW(serialize_checkpoint(reserved), std::invalid_argument);
+}
+
+TEST(Checkpoint, SpecialFilesAreNeitherReadNorReplaced) {
+  const fs::path dir = temp_dir("special");
+  const fs::path fifo = dir / "fifo";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  // Refused at once (opening it for reading would wait for a writer forever).
+  EXPECT_THROW(read_checkpoint(fifo.string()), CheckpointError);
+  EXPECT_THROW(read_checkpoint(dir.string()), CheckpointError);
+  EXPECT_THROW(read_checkpoint("/dev/zero"), CheckpointError);
+  EXPECT_THROW(save_checkpoint(fifo.string(), sample_checkpoint()), CheckpointError);
+  EXPECT_TRUE(fs::is_fifo(fifo));
+  // A symbolic link (to a regular file too) is not replaced, nor written through.
+  const fs::path target = dir / "target";
+  write_file(target, "keep");
+  const fs::path link = dir / "link";
+  fs::create_symlink(target, link);
+  EXPECT_THROW(save_checkpoint(link.string(), sample_checkpoint()), CheckpointError);
+  EXPECT_TRUE(fs::is_symlink(link));
+  EXPECT_EQ(fs::file_size(target), 4u);
+  EXPECT_THROW(save_checkpoint("", sample_checkpoint()), CheckpointError);
+  // A file whose size differs from what its header describes is refused before its data is
+  // read.
+  const std::string image = serialize_checkpoint(sample_checkpoint());
+  write_file(dir / "long", image + std::string(1 << 20, '\0'));
+  EXPECT_THROW(read_checkpoint((dir / "long").string()), CheckpointError);
+  fs::remove_all(dir);
+}
+
+TEST(Checkpoint, StaleTemporariesOfAnInterruptedSaveAreRemoved) {
+  const fs::path dir = temp_dir("stale");
+  const fs::path path = dir / "model.safetensors";
+  write_file(dir / "model.safetensors.tmp-a1B2c3", "partial");
+  write_file(dir / "other.safetensors.tmp-a1B2c3", "another file's");
+  save_checkpoint(path.string(), sample_checkpoint());
+  EXPECT_FALSE(fs::exists(dir / "model.safetensors.tmp-a1B2c3"));
+  EXPECT_TRUE(fs::exists(dir / "other.safetensors.tmp-a1B2c3"));
+  EXPECT_NO_THROW(read_checkpoint(path.string()));
+  fs::remove_all(dir);
 }
 
 }  // namespace

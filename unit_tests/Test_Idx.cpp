@@ -5,6 +5,8 @@
 #include <TernaryCounter_Idx.hpp>
 
 #include <gtest/gtest.h>
+
+#include <sys/stat.h>
 #include <unistd.h>
 
 #if TERNARYCOUNTER_HAVE_ZLIB
@@ -158,9 +160,24 @@ TEST(Idx, ReadsGzipAndRejectsBrokenStreams) {
   expect_read_fails(compressed + "junk", "after the end of the gzip data");
   // A complete gzip stream of a malformed IDX image is still rejected by the parser.
   expect_read_fails(gzip(idx_bytes({50, 100}, ramp(4999))), "truncated file");
+  // A stream that inflates past what its header claims stops there (a gzip bomb is never held
+  // in memory): 64 MiB of zeros after a 5000-byte image.
+  expect_read_fails(gzip(idx_bytes({50, 100}, data) + std::string(std::size_t(64) << 20, '\0')),
+                    "inflates past the 5012 bytes its IDX header claims");
   std::filesystem::remove(path);
 }
 #endif
+
+TEST(Idx, RefusesFilesThatAreNotRegular) {
+  const std::string fifo = temp_path("fifo");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  // Refused at once: opening a FIFO for reading would wait for a writer forever.
+  EXPECT_THROW(TernaryCounter::Idx::read(fifo), IdxError);
+  std::filesystem::remove(fifo);
+  EXPECT_THROW(TernaryCounter::Idx::read("/dev/zero"), IdxError);
+  EXPECT_THROW(TernaryCounter::Idx::read(std::filesystem::temp_directory_path().string()),
+               IdxError);
+}
 
 }  // namespace
 

@@ -2,9 +2,11 @@
 // Data parallelism for the example programs, the same source with or without MPI: the processes
 // of a run (all of MPI_COMM_WORLD in a build with TernaryCounter::Distributed, else one), each
 // rank's block of a global batch, per-sample sums in global order, the layer type and
-// checkpoint calls. A program written against it prints and saves the same bits for any number
-// of ranks (only rank 0 prints and writes).
+// checkpoint calls, and the start-up agreement on every setting. A program written against it
+// prints and saves the same bits for any number of ranks (only rank 0 prints and writes).
 #pragma once
+
+#include "TernaryCounter_ContentIdentity.hpp"
 
 #include <TernaryCounter.hpp>
 
@@ -17,14 +19,19 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <type_traits>
 #include <utility>
 #include <vector>
 
 namespace TernaryCounter::Examples {
+
+/// Named settings every rank must hold equally: options and the identities of the files read.
+using Settings = std::vector<std::pair<std::string, std::string>>;
 
 /// The processes of this run. Construct it first in main (before Kokkos): it initializes MPI,
 /// and finalizes it when it goes (after everything that communicates).
@@ -68,6 +75,35 @@ class Processes {
 #else
     return {0, n};
 #endif
+  }
+
+  /// Collective, before any other collective work: returns when no rank has a `local_error`
+  /// (what went wrong while it read its options and files) and all ranks hold the same
+  /// `settings`; otherwise throws std::invalid_argument with the same text on every rank (the
+  /// first rank's error, or the first setting that differs and the ranks that differ), so every
+  /// rank can stop at once without waiting for another. One process: throws local_error.
+  void agree(const std::string& where, const std::string& local_error,
+             const Settings& settings) const {
+#ifdef TERNARYCOUNTER_EXAMPLES_HAVE_MPI
+    if (size_ > 1) {
+      Distributed::agree_on_settings(*comm_, where, local_error, settings);
+      return;
+    }
+#endif
+    (void)where;
+    (void)settings;
+    if (!local_error.empty()) throw std::invalid_argument(local_error);
+  }
+
+  /// Ends the whole run at once after an error only this rank may have seen: MPI_Abort, so no
+  /// other rank waits forever in a collective this one will never reach. One process: exit.
+  [[noreturn]] void abort(int code) const {
+    std::fflush(stdout);
+    std::fflush(stderr);
+#ifdef TERNARYCOUNTER_EXAMPLES_HAVE_MPI
+    if (size_ > 1) MPI_Abort(MPI_COMM_WORLD, code);
+#endif
+    std::exit(code);
   }
 
   /// Sends stdout of every rank but rank 0 to /dev/null, so a program prints once.
@@ -175,6 +211,20 @@ void save_layers(const Processes& processes, const std::string& path,
 #else
   (void)processes;
   TernaryCounter::save_layers(path, layers, step, metadata);
+#endif
+}
+
+/// copy_layers (of a checkpoint every rank read) on every rank; targets change only when every
+/// rank's checks passed.
+template <class MemorySpace>
+void copy_layers(const Processes& processes, const Checkpoint& checkpoint,
+                 const std::string& source,
+                 const std::vector<std::pair<std::string, PackedState<MemorySpace>>>& targets) {
+#ifdef TERNARYCOUNTER_EXAMPLES_HAVE_MPI
+  Distributed::copy_layers(processes.communicator(), checkpoint, source, targets);
+#else
+  (void)processes;
+  TernaryCounter::copy_layers(checkpoint, source, targets);
 #endif
 }
 

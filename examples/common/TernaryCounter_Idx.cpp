@@ -2,8 +2,12 @@
 // IDX parsing and the gzip layer (zlib's inflate with automatic gzip header detection).
 #include "TernaryCounter_Idx.hpp"
 
-#include <fstream>
-#include <iterator>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 #include <sstream>
 
 #if TERNARYCOUNTER_HAVE_ZLIB
@@ -21,6 +25,23 @@ std::uint32_t big_endian_u32(std::string_view bytes, std::size_t at) {
   std::uint32_t value = 0;
   for (std::size_t k = 0; k < 4; ++k) value = (value << 8) | std::uint8_t(bytes[at + k]);
   return value;
+}
+
+// The size an IDX image claims (header + product of the dimensions) once `bytes` holds its
+// header; 0 while it does not yet, max_bytes + 1 when it claims more than max_bytes. What is
+// wrong with a header is for parse to say: a bad magic claims what it holds.
+std::uint64_t claimed_size(std::string_view bytes) {
+  if (bytes.size() < 4) return 0;
+  if (bytes[0] != 0 || bytes[1] != 0) return 4;  // not IDX: parse needs no more to say so
+  const int rank = std::uint8_t(bytes[3]);
+  const std::size_t header = 4 + 4 * std::size_t(rank);
+  if (bytes.size() < header) return 0;
+  std::uint64_t count = 1;
+  for (int d = 0; d < rank; ++d) {
+    count *= big_endian_u32(bytes, 4 + 4 * std::size_t(d));
+    if (count > max_bytes) return max_bytes + 1;
+  }
+  return header + count;
 }
 
 bool is_gzip(std::string_view bytes) {
@@ -46,6 +67,19 @@ std::string gunzip(std::string_view compressed, const std::string& path) {
     out.append(chunk, sizeof(chunk) - stream.avail_out);
     // All input used and the stream not at its end: the file is truncated.
     if (rc == Z_OK && stream.avail_in == 0 && stream.avail_out != 0) rc = Z_BUF_ERROR;
+    // Bounded by what the IDX header claims (a gzip bomb stops here, not in memory).
+    const std::uint64_t claimed = claimed_size(out);
+    if (claimed == 4 && out.size() >= 4) {  // not IDX: parse says so
+      inflateEnd(&stream);
+      return out;
+    }
+    if ((claimed != 0 && out.size() > claimed) || out.size() > max_bytes) {
+      inflateEnd(&stream);
+      throw IdxError(path + ": the gzip data inflates past the " +
+                     (claimed == 0 || claimed > max_bytes
+                          ? std::to_string(max_bytes) + "-byte limit"
+                          : std::to_string(claimed) + " bytes its IDX header claims"));
+    }
   }
   const std::size_t unused = stream.avail_in;
   const std::string zlib_message = stream.msg ? stream.msg : "error " + std::to_string(rc);
@@ -115,10 +149,32 @@ Array parse(std::string_view bytes, const std::string& source) {
 }
 
 std::string read_bytes(const std::string& path) {
-  std::ifstream file(path, std::ios::binary);
-  if (!file) throw IdxError(path + ": cannot open the file");
-  std::string bytes((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
-  if (file.bad()) throw IdxError(path + ": read error");
+  // Opened once, without blocking (a FIFO is refused, not waited on), and read only as far as
+  // its size says.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0) throw IdxError(path + ": cannot open the file: " + std::strerror(errno));
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fd};
+  struct stat info {};
+  if (::fstat(fd, &info) != 0) throw IdxError(path + ": cannot stat the file");
+  if (!S_ISREG(info.st_mode)) {
+    throw IdxError(path + ": not a regular file (a FIFO, device or folder is refused)");
+  }
+  const std::uint64_t size = std::uint64_t(info.st_size);
+  if (size > max_bytes) {
+    throw IdxError(path + ": " + std::to_string(size) + " bytes, more than the " +
+                   std::to_string(max_bytes) + "-byte limit");
+  }
+  std::string bytes(std::size_t(size), '\0');
+  std::size_t done = 0;
+  while (done < size) {
+    const ssize_t n = ::read(fd, bytes.data() + done, std::size_t(size) - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) throw IdxError(path + ": read error (did the file shrink?)");
+    done += std::size_t(n);
+  }
   return is_gzip(bytes) ? gunzip(bytes, path) : bytes;
 }
 

@@ -30,8 +30,13 @@ struct Array {
 /// not exactly the header plus the product of the dimensions (truncated or trailing bytes).
 Array parse(std::string_view bytes, const std::string& source = "IDX data");
 
+/// The largest file or decompressed image read_bytes accepts.
+inline constexpr std::uint64_t max_bytes = (std::uint64_t(1) << 32) - 1;  // zlib's uInt
+
 /// The bytes of `path`, gunzipped when they start with the gzip magic (1f 8b). Throws IdxError
-/// when the file cannot be read, or its gzip stream is corrupt or truncated.
+/// when the file cannot be read or is not a regular file, is larger than max_bytes, or its gzip
+/// stream is corrupt, truncated, or inflates past the size its IDX header claims (checked as
+/// it inflates, so a gzip bomb is never held in memory).
 std::string read_bytes(const std::string& path);
 
 /// parse(read_bytes(path), path).

@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #include "TernaryCounter_ConformanceCase.hpp"
 
+#include <cmath>
 #include <fstream>
 #include <map>
 #include <sstream>
 #include <stdexcept>
+#include <utility>
 
 namespace TernaryCounter::Conformance {
 
@@ -74,10 +76,25 @@ Case read_case(const fs::path& dir) {
   Case c;
   c.kind = get("kind");
   if (c.kind != "dense" && c.kind != "from_io") fail(file, "kind must be dense or from_io");
-  c.out = std::int64_t(number("out"));
-  c.in = std::int64_t(number("in"));
-  c.M = std::int64_t(number("M"));
-  if (c.out < 0 || c.in < 0 || c.M < 0) fail(file, "out, in and M must be >= 0");
+  // Sizes are whole numbers below 2^31 and the arrays they make hold at most 2^40 values, checked
+  // before any array is read or made (a wrapped product would size an array too small).
+  const auto size = [&](const char* name) {
+    const double v = number(name);
+    if (!(v >= 0 && v <= 2147483647.0) || v != std::floor(v)) {
+      fail(file, std::string("'") + name + "' must be an integer in [0, 2^31)");
+    }
+    return std::int64_t(v);
+  };
+  c.out = size("out");
+  c.in = size("in");
+  c.M = size("M");
+  for (const auto& [rows, cols] :
+       {std::pair{c.out, c.in}, std::pair{c.M, c.in}, std::pair{c.M, c.out}}) {
+    if (cols != 0 && rows > (std::int64_t(1) << 40) / cols) {
+      fail(file, "out, in and M make an array of " + std::to_string(rows) + " x " +
+                     std::to_string(cols) + " values, more than 2^40");
+    }
+  }
   c.params.C = int(number("C"));
   c.params.lr = number("lr");
   c.params.lr_scale = number("lr_scale");

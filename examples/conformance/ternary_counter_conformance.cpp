@@ -7,10 +7,14 @@
 
 #include <TernaryCounter.hpp>
 #include <TernaryCounter_CommandLine.hpp>
+#include <TernaryCounter_ThreadLimit.hpp>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdlib>
+#include <filesystem>
 #include <iostream>
+#include <optional>
 #include <stdexcept>
 #include <string>
 
@@ -29,8 +33,8 @@ const char* usage =
     "usage: ternary-counter-conformance [--exec default|serial] [--team-size N] "
     "[--rows-per-call R] CASE_DIR OUT_DIR";
 
-std::int64_t positive(const std::string& flag, const std::string& text) {
-  return CommandLine::parse_integer(flag, text, 1);
+std::int64_t positive(const std::string& flag, const std::string& text, std::int64_t hi) {
+  return CommandLine::parse_integer(flag, text, 1, hi);
 }
 
 Options parse(int argc, char** argv) {
@@ -48,9 +52,9 @@ Options parse(int argc, char** argv) {
         throw std::invalid_argument("--exec must be default or serial, got '" + o.exec + "'");
       }
     } else if (arg == "--team-size") {
-      o.team_size = int(positive(arg, value()));
+      o.team_size = int(positive(arg, value(), INT32_MAX));
     } else if (arg == "--rows-per-call") {
-      o.rows_per_call = positive(arg, value());
+      o.rows_per_call = positive(arg, value(), INT64_MAX);
     } else if (arg == "-h" || arg == "--help") {
       std::cout << usage << "\n";
       std::exit(0);
@@ -63,6 +67,13 @@ Options parse(int argc, char** argv) {
   if (positional.size() != 2) throw std::invalid_argument("expected CASE_DIR and OUT_DIR");
   o.case_dir = positional[0];
   o.out_dir = positional[1];
+  // The results' names are a case's reference files: OUT_DIR must not be a case folder.
+  std::error_code ec;
+  if (std::filesystem::exists(std::filesystem::path(o.out_dir) / "case.txt", ec) ||
+      std::filesystem::equivalent(o.case_dir, o.out_dir, ec)) {
+    throw std::invalid_argument("OUT_DIR " + o.out_dir +
+                                " is a case folder: its reference files would be overwritten");
+  }
   return o;
 }
 
@@ -139,7 +150,14 @@ int main(int argc, char** argv) {
   // Errors must be the only line on stderr: without a binding policy, Kokkos' OpenMP backend
   // prints a multi-line advice at start.
   setenv("OMP_PROC_BIND", "false", /*overwrite=*/0);
-  Kokkos::ScopeGuard kokkos(argc, argv);
+  std::optional<Examples::KokkosArguments> kokkos_args;
+  try {
+    kokkos_args.emplace(argc, argv, "ternary-counter-conformance");
+  } catch (const std::exception& e) {
+    std::cerr << "ternary-counter-conformance: " << e.what() << "\n";
+    return 2;
+  }
+  Kokkos::ScopeGuard kokkos(kokkos_args->argc(), kokkos_args->argv());
   try {
     const auto c = Conformance::read_case(options.case_dir);
     const auto result = options.exec == "serial"

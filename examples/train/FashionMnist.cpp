@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #include "FashionMnist.hpp"
 
+#include <TernaryCounter_ContentIdentity.hpp>
 #include <TernaryCounter_Idx.hpp>
 
 #include <filesystem>
@@ -13,14 +14,23 @@ constexpr const char* stems[4] = {"train-images-idx3-ubyte", "train-labels-idx1-
                                   "t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte"};
 constexpr std::uint32_t side = 28;
 
-ImageSet load_set(const std::string& dir, const char* images_stem, const char* labels_stem) {
+// Reads an IDX file (once) and records the identity of its decompressed bytes.
+Idx::Array read_recorded(const std::string& path, FashionMnist& data) {
+  const std::string bytes = Idx::read_bytes(path);
+  data.identities.emplace_back(std::filesystem::path(path).filename().string(),
+                               Examples::content_identity(bytes));
+  return Idx::parse(bytes, path);
+}
+
+ImageSet load_set(const std::string& dir, const char* images_stem, const char* labels_stem,
+                  FashionMnist& data) {
   const std::string images_path = find_idx_file(dir, images_stem);
   const std::string labels_path = find_idx_file(dir, labels_stem);
   if (images_path.empty() || labels_path.empty()) {
     throw Idx::IdxError(dir + ": no " + (images_path.empty() ? images_stem : labels_stem) +
                         "[.gz] (install dataset-fashion-mnist or pass --data-dir)");
   }
-  Idx::Array images = Idx::read(images_path);
+  Idx::Array images = read_recorded(images_path, data);
   if (images.dims.size() != 3 || images.dims[1] != side || images.dims[2] != side) {
     std::string shape;
     for (std::size_t d = 0; d < images.dims.size(); ++d) {
@@ -28,7 +38,7 @@ ImageSet load_set(const std::string& dir, const char* images_stem, const char* l
     }
     throw Idx::IdxError(images_path + ": images of shape " + shape + ", expected Nx28x28");
   }
-  Idx::Array labels = Idx::read(labels_path);
+  Idx::Array labels = read_recorded(labels_path, data);
   Idx::check_labels(labels, images.dims[0], fashion_mnist_classes, labels_path);
   ImageSet set;
   set.count = images.dims[0];
@@ -57,7 +67,10 @@ std::string missing_fashion_mnist_file(const std::string& dir) {
 }
 
 FashionMnist load_fashion_mnist(const std::string& dir) {
-  return {load_set(dir, stems[0], stems[1]), load_set(dir, stems[2], stems[3])};
+  FashionMnist data;
+  data.train = load_set(dir, stems[0], stems[1], data);
+  data.test = load_set(dir, stems[2], stems[3], data);
+  return data;
 }
 
 }  // namespace TernaryCounter::Train

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace TernaryCounter::Train {
@@ -21,6 +22,8 @@ struct ImageSet {
 
 struct FashionMnist {
   ImageSet train, test;
+  /// (file name, content identity) of the four files read, for the ranks' agreement.
+  std::vector<std::pair<std::string, std::string>> identities;
 };
 
 /// The first of dir/<stem> and dir/<stem>.gz that exists, or "" when neither does.

@@ -36,7 +36,7 @@ double parse_real(const std::string& flag, const std::string& text) {
   } catch (const std::logic_error&) {
     used = 0;
   }
-  if (used != text.size() || !std::isfinite(value) || value < 0) {
+  if (text.empty() || used != text.size() || !std::isfinite(value) || value < 0) {
     throw std::invalid_argument(flag + " needs a finite number >= 0, got '" + text + "'");
   }
   return value;
@@ -47,7 +47,7 @@ std::vector<std::int64_t> parse_widths(const std::string& text) {
   std::vector<std::int64_t> widths;
   std::stringstream stream(text);
   for (std::string item; std::getline(stream, item, ',');) {
-    const std::int64_t w = parse_integer("--hidden", item, 1);
+    const std::int64_t w = parse_integer("--hidden", item, 1, image_max_size);
     if (w % 4 != 0) throw std::invalid_argument("--hidden widths must be multiples of 4");
     widths.push_back(w);
   }
@@ -81,25 +81,31 @@ const std::map<std::string, Setting>& stored_settings() {
       {"seed",
        {[](const ImageOptions& o) { return std::to_string(o.seed); },
         [](ImageOptions& o, const std::string& v) {
-          o.seed = std::uint32_t(parse_integer("seed", v, 0));
+          o.seed = std::uint32_t(parse_integer("seed", v, 0, UINT32_MAX));
         }}},
       {"hidden",
        {[](const ImageOptions& o) { return join(o.hidden); },
         [](ImageOptions& o, const std::string& v) { o.hidden = parse_widths(v); }}},
       {"epochs",
        {[](const ImageOptions& o) { return std::to_string(o.epochs); },
-        [](ImageOptions& o, const std::string& v) { o.epochs = parse_integer("epochs", v, 1); }}},
+        [](ImageOptions& o, const std::string& v) {
+          o.epochs = parse_integer("epochs", v, 1, image_max_size);
+        }}},
       {"batch",
        {[](const ImageOptions& o) { return std::to_string(o.batch); },
-        [](ImageOptions& o, const std::string& v) { o.batch = parse_integer("batch", v, 1); }}},
+        [](ImageOptions& o, const std::string& v) {
+          o.batch = parse_integer("batch", v, 1, image_max_size);
+        }}},
       {"train-limit",
        {[](const ImageOptions& o) { return std::to_string(o.train_limit); },
         [](ImageOptions& o, const std::string& v) {
-          o.train_limit = parse_integer("train-limit", v, 0);
+          o.train_limit = parse_integer("train-limit", v, 0, image_max_size);
         }}},
       {"C",
        {[](const ImageOptions& o) { return std::to_string(o.params.C); },
-        [](ImageOptions& o, const std::string& v) { o.params.C = int(parse_integer("C", v, 0)); }}},
+        [](ImageOptions& o, const std::string& v) {
+          o.params.C = int(parse_integer("C", v, 0, 1000));
+        }}},
       {"lr",
        {[](const ImageOptions& o) { return exact(o.params.lr); },
         [](ImageOptions& o, const std::string& v) { o.params.lr = parse_real("lr", v); }}},
@@ -124,7 +130,7 @@ const std::map<std::string, Setting>& stored_settings() {
       {"decay-lr-scale",
        {[](const ImageOptions& o) { return std::to_string(o.decay_lr_scale); },
         [](ImageOptions& o, const std::string& v) {
-          o.decay_lr_scale = parse_integer("decay-lr-scale", v, 0) != 0;
+          o.decay_lr_scale = parse_integer("decay-lr-scale", v, 0, 1) != 0;
         }}},
   };
   return settings;
@@ -153,9 +159,9 @@ ImageOptions parse_image_options(const std::vector<std::string>& args) {
     if (stored_settings().count(name)) {
       stored_settings().at(name).read(o, value);
     } else if (name == "stop-after") {
-      o.stop_after = parse_integer(arg, value, 0);
+      o.stop_after = parse_integer(arg, value, 0, image_max_size);
     } else if (name == "test-limit") {
-      o.test_limit = parse_integer(arg, value, 0);
+      o.test_limit = parse_integer(arg, value, 0, image_max_size);
     } else if (name == "adam-lr") {
       o.adam.lr = parse_real(arg, value);
     } else if (name == "exec") {
@@ -163,10 +169,9 @@ ImageOptions parse_image_options(const std::vector<std::string>& args) {
         throw std::invalid_argument("--exec must be default or serial, got '" + value + "'");
       }
       o.exec = value;
-    } else if (name == "save") {
-      o.save = value;
-    } else if (name == "resume") {
-      o.resume = value;
+    } else if (name == "save" || name == "resume") {
+      if (value.empty()) throw std::invalid_argument(arg + " needs a file name, got ''");
+      (name == "save" ? o.save : o.resume) = value;
     } else {
       throw std::invalid_argument("unknown option " + arg);
     }
@@ -177,6 +182,21 @@ ImageOptions parse_image_options(const std::vector<std::string>& args) {
     throw std::invalid_argument("--save and --resume are for the ternary model, not the baseline");
   }
   return o;
+}
+
+std::vector<std::pair<std::string, std::string>> image_settings(const ImageOptions& o) {
+  std::vector<std::pair<std::string, std::string>> settings;
+  for (const auto& [name, setting] : stored_settings()) {
+    settings.emplace_back("--" + name, setting.write(o));
+  }
+  settings.insert(settings.end(), {{"--stop-after", std::to_string(o.stop_after)},
+                                   {"--test-limit", std::to_string(o.test_limit)},
+                                   {"--adam-lr", exact(o.adam.lr)},
+                                   {"--exec", o.exec},
+                                   {"--save", o.save},
+                                   {"--resume", o.resume},
+                                   {"--fp32-baseline", std::to_string(o.fp32_baseline)}});
+  return settings;
 }
 
 std::map<std::string, std::string> image_run_metadata(const ImageOptions& o) {

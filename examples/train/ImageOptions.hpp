@@ -11,6 +11,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace TernaryCounter::Train {
@@ -32,12 +33,18 @@ struct ImageOptions {
   std::set<std::string> given;  ///< the flags (without --) that were on the command line
 };
 
+/// The largest batch, width, epoch count and limit: sizes fit MPI's int counts.
+inline constexpr std::int64_t image_max_size = INT32_MAX;
+
 /// The image task's usage text.
 extern const char* const image_usage;
 
 /// Parses `args` (the program's arguments without --dataset / --data-dir); throws
 /// std::invalid_argument for an unknown flag or a bad value.
 ImageOptions parse_image_options(const std::vector<std::string>& args);
+
+/// Every option's value by name ("--batch" -> "256"): what all ranks of a run must share.
+std::vector<std::pair<std::string, std::string>> image_settings(const ImageOptions& o);
 
 /// The settings the trained weights depend on, as checkpoint metadata (all but C, which the
 /// checkpoint stores itself).

@@ -24,9 +24,13 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <map>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <tuple>
+#include <utility>
+#include <vector>
 
 namespace TernaryCounter::Train {
 
@@ -175,23 +179,70 @@ int train_images(const Examples::Processes& processes, const ExecSpace& space, M
   return 0;
 }
 
-/// Loads the data, builds the model of `o` (ternary or the FP32 baseline) and trains it.
-template <class ExecSpace>
-int run_image_task(ImageOptions o, const Examples::Processes& processes) {
-  using Mem = typename ExecSpace::memory_space;
+/// The local part of an image run: options, checkpoint and data read, nothing collective.
+struct ImageJob {
+  ImageOptions o;
+  std::optional<Checkpoint> resumed;
+  FashionMnist data;
+  double load_seconds = 0;
+  Examples::Settings settings;  ///< every option and the identity of every file read
+};
+
+/// Parses the options, reads the checkpoint (once) and the data, and checks that the arrays
+/// they make are not too large. Throws with the reason.
+inline ImageJob prepare_image_job(const std::vector<std::string>& args, const std::string& data_dir,
+                                  const Examples::Processes& processes) {
+  ImageJob job;
+  ImageOptions& o = job.o;
+  o = parse_image_options(args);
+  o.data_dir = data_dir;
   if (o.fp32_baseline && processes.size() > 1) {
     // Data-parallel Adam would sum float gradients across ranks: an order that changes the bits.
     throw std::invalid_argument("--fp32-baseline runs as one process (" +
                                 std::to_string(processes.size()) + " ranks given)");
   }
+  std::string checkpoint_identity;
   if (!o.resume.empty()) {
-    const Checkpoint checkpoint = read_checkpoint(o.resume);
-    std::map<std::string, std::string> meta = checkpoint.metadata;
-    meta["C"] = std::to_string(checkpoint.C);
+    const std::string bytes = read_checkpoint_bytes(o.resume);
+    checkpoint_identity = Examples::content_identity(bytes);
+    job.resumed = parse_checkpoint(bytes, o.resume);
+    std::map<std::string, std::string> meta = job.resumed->metadata;
+    meta["C"] = std::to_string(job.resumed->C);
     adopt_image_metadata(o, meta, o.resume);
   }
+  std::vector<std::int64_t> widths{std::int64_t(28) * 28};
+  widths.insert(widths.end(), o.hidden.begin(), o.hidden.end());
+  widths.push_back(fashion_mnist_classes);
+  const std::int64_t max_rows = std::max<std::int64_t>(o.batch, 1024);
+  for (std::size_t l = 0; l + 1 < widths.size(); ++l) {
+    for (const auto& [rows, cols] : {std::pair{widths[l + 1], widths[l]},
+                                     std::pair{max_rows, std::max(widths[l], widths[l + 1])}}) {
+      if (rows > (std::int64_t(1) << 40) / cols) {
+        throw std::invalid_argument("--batch and --hidden make an array of " +
+                                    std::to_string(rows) + " x " + std::to_string(cols) +
+                                    " values, more than 2^40");
+      }
+    }
+  }
   const auto load_start = std::chrono::steady_clock::now();
-  const FashionMnist data = load_fashion_mnist(o.data_dir);
+  job.data = load_fashion_mnist(o.data_dir);
+  job.load_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - load_start).count();
+  job.settings = image_settings(o);
+  job.settings.emplace_back("--data-dir", o.data_dir);
+  for (const auto& [file, identity] : job.data.identities) {
+    job.settings.emplace_back("data " + file, identity);
+  }
+  job.settings.emplace_back("checkpoint " + o.resume, checkpoint_identity);
+  return job;
+}
+
+/// Builds the model of a prepared job (ternary or the FP32 baseline) and trains it.
+template <class ExecSpace>
+int run_image_task(const ImageJob& job, const Examples::Processes& processes) {
+  using Mem = typename ExecSpace::memory_space;
+  const ImageOptions& o = job.o;
+  const FashionMnist& data = job.data;
   const auto limit = [](std::int64_t limit, std::int64_t count) {
     return limit > 0 ? std::min(limit, count) : count;
   };
@@ -207,8 +258,7 @@ int run_image_task(ImageOptions o, const Examples::Processes& processes) {
   for (std::size_t k = 0; k < widths.size(); ++k) {
     layers += (k ? "-" : "") + std::to_string(widths[k]);
   }
-  const double load_seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - load_start).count();
+  const double load_seconds = job.load_seconds;
 
   const ExecSpace space;
   const std::int64_t max_rows = std::max<std::int64_t>(o.batch, 1024);
@@ -243,7 +293,7 @@ int run_image_task(ImageOptions o, const Examples::Processes& processes) {
     throw std::invalid_argument("--fp32-baseline needs Kokkos Kernels (this build has none)");
 #endif
   }
-  if (!o.resume.empty()) ternary.load(o.resume);
+  if (job.resumed) ternary.load(*job.resumed, o.resume);
   char recipe[160];
   std::snprintf(recipe, sizeof recipe, "C=%d lr=%g lr_scale=%g rms_beta=%g (cosine%s)", o.params.C,
                 o.params.lr, o.params.lr_scale, o.params.rms_beta,

@@ -108,11 +108,10 @@ class TernaryMlp {
   void save(const std::string& path, const std::map<std::string, std::string>& metadata) const {
     Examples::save_layers<Mem>(processes_, path, named_states(), step(), metadata);
   }
-  /// Loads every layer and the step count from `path`; returns the checkpoint's metadata.
-  std::map<std::string, std::string> load(const std::string& path) {
-    const Checkpoint c = Examples::load_layers<Mem>(processes_, path, named_states());
+  /// Loads every layer and the step count from checkpoint `c`, read from `source` (collective).
+  void load(const Checkpoint& c, const std::string& source) {
+    Examples::copy_layers<Mem>(processes_, c, source, named_states());
     for (auto& layer : layers_) layer->set_step(c.step);
-    return c.metadata;
   }
 
  private:

@@ -11,16 +11,21 @@
 // fixed order, so every backend prints the same numbers.
 #include "DatasetChoice.hpp"
 #include "ImageTraining.hpp"
+#include "TeacherOptions.hpp"
 
 #include <TernaryCounter.hpp>
 #include <TernaryCounter_CommandLine.hpp>
 #include <TernaryCounter_DataParallel.hpp>
+#include <TernaryCounter_ThreadLimit.hpp>
 
 #include <Kokkos_Core.hpp>
+
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <iostream>
 #include <map>
@@ -33,108 +38,32 @@ namespace {
 
 using namespace TernaryCounter;
 using Examples::Processes;
+using Examples::Settings;
+using Train::data_steps;
+using Train::Options;
+using Train::teacher_usage;
 
-struct Options {
-  std::int64_t steps = 1200;
-  std::uint32_t seed = 1;
-  std::string exec = "default";
-  std::string save, resume;
-  std::int64_t in = 32, hidden = 128, classes = 4, teacher_hidden = 16, batch = 256;
-  std::int64_t eval = 2048, log_every = 50;
-  std::map<std::string, bool> given;  // which of seed / sizes were on the command line
+// The local part of a run: options and checkpoint read, nothing collective.
+struct TeacherJob {
+  Options o;
+  std::optional<Checkpoint> resumed;
+  Examples::Settings settings;
 };
 
-const char* const usage =
-    "usage: ternary-counter-train [--steps N] [--seed S] [--exec default|serial] [--save FILE]\n"
-    "                             [--resume FILE] [--in N] [--hidden N] [--classes N]\n"
-    "                             [--teacher-hidden N] [--batch N] [--eval N] [--log-every N]\n"
-    "  in, hidden and teacher-hidden must be multiples of 4. --resume continues the checkpoint's\n"
-    "  step count for --steps more steps; seed and sizes come from the checkpoint.";
-
-using CommandLine::parse_integer;
-
-Options parse(int argc, char** argv) {
-  Options o;
-  for (int a = 1; a < argc; ++a) {
-    const std::string arg = argv[a];
-    if (arg == "--help" || arg == "-h") {
-      std::cout << usage << "\n";
-      std::exit(0);
-    }
-    if (a + 1 >= argc) throw std::invalid_argument(arg + " needs a value (or is unknown)");
-    const std::string value = argv[++a];
-    const std::map<std::string, std::int64_t*> sizes = {{"--in", &o.in},
-                                                        {"--hidden", &o.hidden},
-                                                        {"--classes", &o.classes},
-                                                        {"--batch", &o.batch},
-                                                        {"--eval", &o.eval},
-                                                        {"--teacher-hidden", &o.teacher_hidden},
-                                                        {"--log-every", &o.log_every}};
-    if (arg == "--steps") {
-      o.steps = parse_integer(arg, value, 0);
-    } else if (arg == "--seed") {
-      o.seed = std::uint32_t(parse_integer(arg, value, 0));
-      o.given["seed"] = true;
-    } else if (arg == "--exec") {
-      if (value != "default" && value != "serial") {
-        throw std::invalid_argument("--exec must be default or serial, got '" + value + "'");
-      }
-      o.exec = value;
-    } else if (arg == "--save") {
-      o.save = value;
-    } else if (arg == "--resume") {
-      o.resume = value;
-    } else if (sizes.count(arg)) {
-      *sizes.at(arg) = parse_integer(arg, value, 1);
-      o.given[arg.substr(2)] = true;
-    } else {
-      throw std::invalid_argument("unknown option " + arg);
-    }
+TeacherJob prepare_teacher(int argc, char** argv) {
+  TeacherJob job;
+  job.o = Train::parse_teacher_options(argc, argv);
+  std::string identity;
+  if (!job.o.resume.empty()) {
+    // Read once: the metadata and the layers come from the same bytes.
+    const std::string bytes = read_checkpoint_bytes(job.o.resume);
+    identity = Examples::content_identity(bytes);
+    job.resumed = parse_checkpoint(bytes, job.o.resume);
+    Train::adopt_teacher_metadata(job.o, job.resumed->metadata, job.o.resume);
   }
-  for (const auto& [name, v] : {std::pair{"--in", o.in}, std::pair{"--hidden", o.hidden},
-                                std::pair{"--teacher-hidden", o.teacher_hidden}}) {
-    if (v % 4 != 0) throw std::invalid_argument(std::string(name) + " must be a multiple of 4");
-  }
-  if (o.classes < 2) throw std::invalid_argument("--classes must be >= 2");
-  return o;
-}
-
-// Settings the data and the weights depend on: stored in checkpoints, checked on resume.
-std::map<std::string, std::string> run_metadata(const Options& o) {
-  return {{"seed", std::to_string(o.seed)},
-          {"in", std::to_string(o.in)},
-          {"hidden", std::to_string(o.hidden)},
-          {"classes", std::to_string(o.classes)},
-          {"teacher-hidden", std::to_string(o.teacher_hidden)},
-          {"batch", std::to_string(o.batch)}};
-}
-
-// Takes seed and sizes from a checkpoint; an explicit command-line value must agree.
-void adopt_metadata(Options& o, const std::map<std::string, std::string>& meta,
-                    const std::string& path) {
-  const std::map<std::string, std::int64_t*> fields = {{"in", &o.in},
-                                                       {"hidden", &o.hidden},
-                                                       {"classes", &o.classes},
-                                                       {"teacher-hidden", &o.teacher_hidden},
-                                                       {"batch", &o.batch}};
-  const auto read = [&](const std::string& key) {
-    if (!meta.count(key)) throw std::runtime_error(path + " has no metadata \"" + key + "\"");
-    return parse_integer(path + " metadata " + key, meta.at(key), 0);
-  };
-  const auto check = [&](const std::string& key, std::int64_t current, std::int64_t stored) {
-    if (o.given.count(key) && current != stored) {
-      throw std::runtime_error("--" + key + " " + std::to_string(current) + " differs from the " +
-                               std::to_string(stored) + " " + path + " was trained with");
-    }
-  };
-  const std::int64_t seed = read("seed");
-  check("seed", o.seed, seed);
-  o.seed = std::uint32_t(seed);
-  for (const auto& [key, field] : fields) {
-    const std::int64_t stored = read(key);
-    check(key, *field, stored);
-    *field = stored;
-  }
+  job.settings = Train::teacher_settings(job.o);
+  job.settings.emplace_back("checkpoint " + job.o.resume, identity);
+  return job;
 }
 
 // Independent seeds for the teacher, the student's init, each layer's rounding and the data.
@@ -374,7 +303,6 @@ class Trainer {
   ExecSpace space_;
   PackedState<Mem> teacher1_, teacher2_;
   Examples::Layer<ExecSpace> layer1_, layer2_;
-  static constexpr std::int64_t data_steps = 64;
   // data_: the inputs and labels of data_steps steps; eval_data_: of the evaluation set.
   Buffers batch_, eval_, eval_data_, data_;
   std::int64_t data_first_ = -1;  // the step of data_'s first batch
@@ -382,19 +310,15 @@ class Trainer {
 };
 
 template <class ExecSpace>
-int run(Options o, const Processes& processes) {
-  std::optional<Checkpoint> resumed;
-  if (!o.resume.empty()) {
-    resumed = read_checkpoint(o.resume);
-    adopt_metadata(o, resumed->metadata, o.resume);
-  }
+int run(const TeacherJob& job, const Processes& processes) {
+  const Options& o = job.o;
   Trainer<ExecSpace> trainer(o, processes);
-  if (resumed) {
-    const Checkpoint c = Examples::load_layers<typename ExecSpace::memory_space>(
-        processes, o.resume,
+  if (job.resumed) {
+    Examples::copy_layers<typename ExecSpace::memory_space>(
+        processes, *job.resumed, o.resume,
         {{"layer1", trainer.layer1().state()}, {"layer2", trainer.layer2().state()}});
-    trainer.layer1().set_step(c.step);
-    trainer.layer2().set_step(c.step);
+    trainer.layer1().set_step(job.resumed->step);
+    trainer.layer2().set_step(job.resumed->step);
   }
   std::printf(
       "ternary-counter-train: exec=%s in=%lld hidden=%lld classes=%lld teacher-hidden=%lld "
@@ -429,26 +353,69 @@ int run(Options o, const Processes& processes) {
     Examples::save_layers<typename ExecSpace::memory_space>(
         processes, o.save,
         {{"layer1", trainer.layer1().state()}, {"layer2", trainer.layer2().state()}},
-        trainer.step(), run_metadata(o));
+        trainer.step(), Train::teacher_run_metadata(o));
     std::printf("saved: %s (step %lld)\n", o.save.c_str(), (long long)trainer.step());
   }
   std::printf("final: step=%lld loss=%.6f acc=%.4f\n", (long long)trainer.step(), loss, acc);
   return 0;
 }
 
-// Runs the image task on the execution space --exec names.
-int run_images(const std::vector<std::string>& args, const std::string& data_dir,
-               const Processes& processes) {
-  Train::ImageOptions o = Train::parse_image_options(args);
-  o.data_dir = data_dir;
-  if (o.exec == "serial") {
+// The prepared run of either task (the local part: options and files read).
+struct Job {
+  std::string dataset;
+  std::optional<TeacherJob> teacher;
+  std::optional<Train::ImageJob> image;
+
+  const Examples::Settings& settings() const {
+    return teacher ? teacher->settings : image->settings;
+  }
+  const std::string& exec() const { return teacher ? teacher->o.exec : image->o.exec; }
+};
+
+// --save writes a regular file or a new name; anything else is refused before training, not
+// after it (save_checkpoint refuses it too).
+void check_save_path(const std::string& path) {
+  struct stat info {};
+  if (!path.empty() && ::lstat(path.c_str(), &info) == 0 && !S_ISREG(info.st_mode)) {
+    throw std::invalid_argument("--save " + path +
+                                " exists and is not a regular file (a symbolic link, device, "
+                                "FIFO or folder is never replaced)");
+  }
+}
+
+Job prepare(char* program, const std::vector<std::string>& args, const Processes& processes) {
+  const Train::DatasetChoice choice = Train::choose_dataset(args);
+  std::printf("dataset: %s (%s)\n", choice.dataset.c_str(), choice.reason.c_str());
+  std::fflush(stdout);
+  Job job;
+  job.dataset = choice.dataset;
+  if (choice.dataset == "fashion-mnist") {
+    job.image = Train::prepare_image_job(choice.rest, choice.data_dir, processes);
+  } else {
+    std::vector<char*> rest{program};
+    for (const std::string& arg : choice.rest) rest.push_back(const_cast<char*>(arg.c_str()));
+    job.teacher = prepare_teacher(int(rest.size()), rest.data());
+  }
+  check_save_path(job.teacher ? job.teacher->o.save : job.image->o.save);
+  return job;
+}
+
+// Trains the prepared job on the execution space --exec names.
+template <class ExecSpace>
+int run_job(const Job& job, const Processes& processes) {
+  return job.teacher ? run<ExecSpace>(*job.teacher, processes)
+                     : Train::run_image_task<ExecSpace>(*job.image, processes);
+}
+
+int run_job(const Job& job, const Processes& processes) {
+  if (job.exec() == "serial") {
 #ifdef KOKKOS_ENABLE_SERIAL
-    return Train::run_image_task<Kokkos::Serial>(o, processes);
+    return run_job<Kokkos::Serial>(job, processes);
 #else
     throw std::invalid_argument("--exec serial: this Kokkos build has no Serial backend");
 #endif
   }
-  return Train::run_image_task<Kokkos::DefaultExecutionSpace>(o, processes);
+  return run_job<Kokkos::DefaultExecutionSpace>(job, processes);
 }
 
 }  // namespace
@@ -457,32 +424,55 @@ int main(int argc, char** argv) {
   // Under mpirun the ranks train one model data-parallel; rank 0 prints and saves.
   const Processes processes(argc, argv);
   processes.print_on_root_only();
-  Kokkos::ScopeGuard kokkos(argc, argv);
-  const std::vector<std::string> args(argv + 1, argv + argc);
-  if (std::find(args.begin(), args.end(), "--help") != args.end() ||
-      std::find(args.begin(), args.end(), "-h") != args.end()) {
-    std::printf("%s\n\n--dataset teacher:\n%s\n", Train::image_usage, usage);
+  const char* const program = "ternary-counter-train";
+  std::optional<Examples::KokkosArguments> kokkos_args;
+  try {
+    kokkos_args.emplace(argc, argv, program);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "%s: %s\n", program, e.what());
+    processes.abort(1);
+  }
+  Kokkos::ScopeGuard kokkos(kokkos_args->argc(), kokkos_args->argv());
+  const std::vector<std::string> args(kokkos_args->argv() + 1,
+                                      kokkos_args->argv() + kokkos_args->argc());
+  const bool help = std::find(args.begin(), args.end(), "--help") != args.end() ||
+                    std::find(args.begin(), args.end(), "-h") != args.end();
+  // 1. Local: the options, the checkpoint and the data are read; nothing is collective, so an
+  // error here is kept until every rank has got this far.
+  Job job;
+  std::string local_error;
+  Settings settings{{"--help", help ? "given" : ""}};
+  if (!help) {
+    try {
+      job = prepare(argv[0], args, processes);
+      settings.insert(settings.end(), job.settings().begin(), job.settings().end());
+    } catch (const std::exception& e) {
+      local_error = e.what();
+      if (local_error.empty()) local_error = "an error without a message";
+    }
+  }
+  // 2. Every rank compares its settings with every other's: all stop alike, or none does.
+  try {
+    processes.agree("start-up", local_error, settings);
+  } catch (const std::exception& e) {
+    if (processes.root()) {
+      std::fprintf(stderr, "%s: %s\n(--help lists the options)\n", program, e.what());
+    }
+    return 1;
+  }
+  if (help) {
+    std::printf("%s\n\n--dataset teacher:\n%s\n", Train::image_usage, teacher_usage);
     return 0;
   }
+  // 3. Collective training: an error on any rank ends the whole run at once.
   try {
-    const Train::DatasetChoice choice = Train::choose_dataset(args);
-    std::printf("dataset: %s (%s)\n", choice.dataset.c_str(), choice.reason.c_str());
-    std::fflush(stdout);
-    if (choice.dataset == "fashion-mnist")
-      return run_images(choice.rest, choice.data_dir, processes);
-    std::vector<char*> rest{argv[0]};
-    for (const std::string& arg : choice.rest) rest.push_back(const_cast<char*>(arg.c_str()));
-    const Options o = parse(int(rest.size()), rest.data());
-    if (o.exec == "serial") {
-#ifdef KOKKOS_ENABLE_SERIAL
-      return run<Kokkos::Serial>(o, processes);
-#else
-      throw std::invalid_argument("--exec serial: this Kokkos build has no Serial backend");
-#endif
-    }
-    return run<Kokkos::DefaultExecutionSpace>(o, processes);
+    return run_job(job, processes);
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "ternary-counter-train: %s\n(--help lists the options)\n", e.what());
-    return 1;
+    if (processes.size() > 1) {
+      std::fprintf(stderr, "%s: rank %d: %s\n", program, processes.rank(), e.what());
+    } else {
+      std::fprintf(stderr, "%s: %s\n", program, e.what());
+    }
+    processes.abort(1);
   }
 }

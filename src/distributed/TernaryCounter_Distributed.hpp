@@ -9,3 +9,4 @@
 #include "TernaryCounter_DistributedCheckpoint.hpp"
 #include "TernaryCounter_DistributedLinear.hpp"
 #include "TernaryCounter_DistributedUpdate.hpp"
+#include "TernaryCounter_SettingsAgreement.hpp"

@@ -39,22 +39,20 @@ void save_layers(const Communicator& comm, const std::string& path,
   Impl::agree_on_checkpoint(comm, "TernaryCounter::Distributed::save_layers", error);
 }
 
-/// Collective: every rank reads `path` into host copies of its targets; only when every rank
-/// succeeded are the targets overwritten. Otherwise every rank throws the same CheckpointError
-/// and no target changes on any rank.
+/// Collective: copies layer `name` of `checkpoint` (which every rank read from `source`) into
+/// each target, but only when every rank's checks passed (see TernaryCounter::copy_layers);
+/// otherwise every rank throws the same CheckpointError and no target changes on any rank.
 template <class MemorySpace>
-Checkpoint load_layers(
-    const Communicator& comm, const std::string& path,
-    const std::vector<std::pair<std::string, PackedState<MemorySpace>>>& targets) {
+void copy_layers(const Communicator& comm, const Checkpoint& checkpoint, const std::string& source,
+                 const std::vector<std::pair<std::string, PackedState<MemorySpace>>>& targets) {
   std::vector<std::pair<std::string, PackedState<Kokkos::HostSpace>>> staged;
-  Checkpoint checkpoint;
   std::string error;
   try {
     for (const auto& [name, target] : targets) {
       staged.emplace_back(name,
                           create_mirror_and_copy(Kokkos::DefaultHostExecutionSpace{}, target));
     }
-    checkpoint = TernaryCounter::load_layers(path, staged);
+    TernaryCounter::copy_layers(checkpoint, source, staged);
   } catch (const std::exception& e) {
     error = e.what();
   }
@@ -62,6 +60,24 @@ Checkpoint load_layers(
   for (std::size_t k = 0; k < targets.size(); ++k) {
     TernaryCounter::deep_copy(targets[k].second, staged[k].second);
   }
+}
+
+/// Collective: every rank reads `path` into host copies of its targets; only when every rank
+/// succeeded are the targets overwritten. Otherwise every rank throws the same CheckpointError
+/// and no target changes on any rank.
+template <class MemorySpace>
+Checkpoint load_layers(
+    const Communicator& comm, const std::string& path,
+    const std::vector<std::pair<std::string, PackedState<MemorySpace>>>& targets) {
+  Checkpoint checkpoint;
+  std::string error;
+  try {
+    checkpoint = read_checkpoint(path);
+  } catch (const std::exception& e) {
+    error = e.what();
+  }
+  Impl::agree_on_checkpoint(comm, "TernaryCounter::Distributed::load_layers", error);
+  copy_layers(comm, checkpoint, path, targets);
   return checkpoint;
 }
 

@@ -100,5 +100,41 @@ TEST(DistributedBadInput, LayersDisagreeOnStep) {
   EXPECT_TRUE(on_every_rank(identical(layer.state(), before)));
 }
 
+// Settings compared at start-up: a differing value, a name one rank lacks, or a local error on
+// one rank make every rank throw the same text naming the setting and the ranks.
+TEST(DistributedBadInput, SettingsAgreement) {
+  const Dist::Communicator comm;
+  const bool last = comm.rank() == comm.size() - 1;
+  const auto message_of = [&](const std::string& error, const Dist::Settings& settings) {
+    try {
+      Dist::agree_on_settings(comm, "program", error, settings);
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  const Dist::Settings same = {{"--batch", "256"}, {"data x", "10 bytes, CRC-32C 01234567"}};
+  EXPECT_EQ(message_of("", same), "");
+  if (comm.size() == 1) return;
+  const std::string last_rank = std::to_string(comm.size() - 1);
+  Dist::Settings other = same;
+  if (last) other[0].second = "257";
+  std::string message = message_of("", other);
+  EXPECT_EQ(message, "program: the ranks disagree on --batch: rank 0 has '256' but rank " +
+                         last_rank + " has '257'");
+  EXPECT_TRUE(same_on_every_rank(message)) << message;
+  Dist::Settings fewer = same;
+  if (last) fewer.pop_back();
+  message = message_of("", fewer);
+  EXPECT_NE(message.find("disagree on data x: rank 0 has '10 bytes, CRC-32C 01234567' but rank " +
+                         last_rank + " has (not set)"),
+            std::string::npos)
+      << message;
+  EXPECT_TRUE(same_on_every_rank(message)) << message;
+  message = message_of(last ? "unknown option --x" : "", same);
+  EXPECT_EQ(message, "program: rank " + last_rank + ": unknown option --x");
+  EXPECT_TRUE(same_on_every_rank(message)) << message;
+}
+
 }  // namespace
 }  // namespace TernaryCounter::Test
