@@ -1,5 +1,7 @@
-# TernaryCounter_ENABLE_PYTHON: the Python package (python/), on by default when a Python 3
-# interpreter with its development headers, NumPy and pybind11 are found. Included before Kokkos:
+# TernaryCounter_ENABLE_PYTHON: the Python package (python/), on by default in a top-level host
+# build (no CUDA/HIP: the package runs on the host; no sanitizer flags: an instrumented module
+# cannot load into an uninstrumented interpreter) when a Python 3 interpreter with its development
+# headers, NumPy and pybind11 are found. Included before Kokkos:
 # the extension module is a shared object, so the static library and an in-tree Kokkos are
 # compiled position-independent when it is on (the arithmetic is the same; only addressing
 # changes).
@@ -9,6 +11,12 @@
 # often lacks the Debian packages install_dependencies.sh installs for the system interpreter.
 
 if(DEFINED TernaryCounter_ENABLE_PYTHON AND NOT TernaryCounter_ENABLE_PYTHON)
+  return()
+endif()
+if(NOT DEFINED TernaryCounter_ENABLE_PYTHON
+   AND (NOT PROJECT_IS_TOP_LEVEL OR Kokkos_ENABLE_CUDA OR Kokkos_ENABLE_HIP
+        OR CMAKE_CXX_FLAGS MATCHES "-fsanitize"))
+  option(TernaryCounter_ENABLE_PYTHON "Build the Python package (python/)" OFF)
   return()
 endif()
 

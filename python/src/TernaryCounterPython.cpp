@@ -9,6 +9,9 @@
 #include <TernaryCounter_Checkpoint.hpp>
 #include <TernaryCounter_TernaryLinear.hpp>
 
+// The main job's softmax cross-entropy (examples/train): portable exp/log, one thread per sample.
+#include <MlpKernels.hpp>
+
 #include <Kokkos_Core.hpp>
 
 #include <pybind11/numpy.h>
@@ -285,6 +288,49 @@ py::tuple read_checkpoint(const std::string& path) {
     layers[py::str(layer.name)] = py::cast(state_from(layer.state));
   }
   return py::make_tuple(layers, checkpoint.step, checkpoint.metadata);
+}
+
+// Per sample m of logits [M, K] and labels [M] (int32, each in [0, K)): the loss and whether
+// the first largest logit is the label's, as new arrays; writes grad [M, K] = (softmax -
+// onehot) * grad_scale when grad is given. The C++ main job's kernel, the same bits.
+py::tuple softmax_cross_entropy(const py::handle& logits_obj, const py::handle& labels_obj,
+                                const py::handle& grad_obj, float grad_scale) {
+  const std::string call = "softmax_cross_entropy";
+  const py::array logits = float_matrix(logits_obj, call, "logits", -1, -1, false);
+  const std::int64_t M = logits.shape(0), K = logits.shape(1);
+  if (!py::isinstance<py::array>(labels_obj)) type_error(call, "labels", "must be an int32 array");
+  auto labels = py::reinterpret_borrow<py::array>(labels_obj);
+  if (!labels.dtype().is(py::dtype::of<std::int32_t>())) {
+    type_error(call, "labels", "must be int32, not " + std::string(py::str(labels.dtype())));
+  }
+  if (labels.ndim() != 1 || labels.shape(0) != M || !(labels.flags() & py::array::c_style)) {
+    value_error(call, "labels", "must be a contiguous 1-D array of " + std::to_string(M));
+  }
+  const auto* label = static_cast<const std::int32_t*>(labels.data());
+  for (std::int64_t m = 0; m < M; ++m) {
+    if (label[m] < 0 || label[m] >= K) {
+      value_error(call, "labels",
+                  "holds " + std::to_string(label[m]) + " at " + std::to_string(m) +
+                      ", not in [0, " + std::to_string(K) + ")");
+    }
+  }
+  py::array grad = grad_obj.is_none() ? py::array(aligned_array<float>({0, py::ssize_t(K)}))
+                                      : float_matrix(grad_obj, call, "grad", M, K, true);
+  auto losses = aligned_array<float>({py::ssize_t(M)});
+  auto correct = aligned_array<std::int32_t>({py::ssize_t(M)});
+  {
+    py::gil_scoped_release release;
+    tc::Train::softmax_cross_entropy(
+        ExecSpace{},
+        tc::Train::Matrix<MemSpace>(static_cast<float*>(const_cast<void*>(logits.data())), M, K),
+        Kokkos::View<std::int32_t*, MemSpace>(const_cast<std::int32_t*>(label), M),
+        Kokkos::View<float*, MemSpace>(losses.mutable_data(), M),
+        Kokkos::View<std::int32_t*, MemSpace>(correct.mutable_data(), M), 0,
+        tc::Train::Matrix<MemSpace>(static_cast<float*>(grad.mutable_data()), grad.shape(0), K),
+        grad_scale);
+    ExecSpace{}.fence();
+  }
+  return py::make_tuple(losses, correct);
 }
 
 void finalize_kokkos() {

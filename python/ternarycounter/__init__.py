@@ -34,6 +34,7 @@ __all__ = [
     "load_layers",
     "read_checkpoint",
     "as_array",
+    "softmax_cross_entropy",
     "encode",
     "decode_ternary",
     "decode_counter",
@@ -121,6 +122,18 @@ def update_from_io(state, x, grad_out, **params):
     xa = as_array(x, "update_from_io", "x")
     ga = as_array(grad_out, "update_from_io", "grad_out")
     return _tc.update_from_io(state, xa, ga, **params)
+
+
+def softmax_cross_entropy(logits, labels, grad=None, *, grad_scale=1.0):
+    """The C++ main job's softmax cross-entropy (portable exp/log: the same bits on every
+    backend). Per sample m of logits [M, K] (float32) and labels [M] (int32): returns
+    (losses [M] float32, correct [M] int32: whether the first largest logit is the label's) and,
+    when ``grad`` [M, K] is given, writes (softmax - onehot) * grad_scale into it."""
+    call = "softmax_cross_entropy"
+    la = as_array(logits, call, "logits")
+    ya = as_array(labels, call, "labels")
+    ga = None if grad is None else as_array(grad, call, "grad")
+    return _tc.softmax_cross_entropy(la, ya, ga, grad_scale)
 
 
 def _named(call, layers):

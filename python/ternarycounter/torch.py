@@ -9,6 +9,8 @@ is updated twice. The packed state (codes, scale, v) and the step are buffers th
 with the library's state, so ``state_dict()`` / ``load_state_dict()`` round-trip it.
 """
 
+import math
+
 import torch
 
 from . import State, backward_input, forward, step_seed, update_from_io
@@ -65,7 +67,7 @@ class TernaryLinear(torch.nn.Module):
         self.state = State(out_features, in_features, C)
         if init_seed is not None:
             if init_scale is None:
-                init_scale = float(1.0 / (in_features * 2.0 / 3.0) ** 0.5)
+                init_scale = 1.0 / math.sqrt(in_features * 2.0 / 3.0)
             self.state.randomize(init_seed, init_scale)
         # Views of the library's memory: state_dict() reads it, load_state_dict() writes it.
         self.register_buffer("codes", torch.from_numpy(self.state.codes))
