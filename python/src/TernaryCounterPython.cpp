@@ -417,6 +417,8 @@ PYBIND11_MODULE(_ternarycounter, m) {
         py::arg("metadata"));
   m.def("load_layers", &load_layers, py::arg("path"), py::arg("layers"));
   m.def("read_checkpoint", &read_checkpoint, py::arg("path"));
+  m.def("softmax_cross_entropy", &softmax_cross_entropy, py::arg("logits"), py::arg("labels"),
+        py::arg("grad") = py::none(), py::arg("grad_scale") = 1.0f);
   m.def(
       "encode", [](int t, int counter, int C) { return tc::encode(t, counter, C); }, py::arg("t"),
       py::arg("counter"), py::arg("C"), "The code of ternary t and counter c.");
