@@ -126,6 +126,16 @@ py::array float_matrix(const py::handle& obj, const std::string& call, const std
   return a;
 }
 
+// The library reads its inputs while it writes its output: they must not share memory.
+void check_disjoint(const std::string& call, const py::array& in, const std::string& in_name,
+                    const py::array& out, const std::string& out_name) {
+  const auto* a = static_cast<const char*>(in.data());
+  const auto* b = static_cast<const char*>(out.data());
+  if (a < b + out.nbytes() && b < a + in.nbytes()) {
+    value_error(call, out_name, "shares memory with " + in_name + "; pass another array");
+  }
+}
+
 tc::InputView<MemSpace> input_view(const py::array& a) {
   return tc::InputView<MemSpace>(static_cast<const float*>(a.data()), a.shape(0), a.shape(1));
 }
@@ -167,6 +177,7 @@ py::array forward(const State& s, const py::handle& x_obj, const py::handle& y_o
   py::array y = y_obj.is_none()
                     ? py::array(aligned_array<float>({x.shape(0), py::ssize_t(s.state.out())}))
                     : float_matrix(y_obj, "forward", "y", x.shape(0), s.state.out(), true);
+  check_disjoint("forward", x, "x", y, "y");
   const tc::ProductOptions options{parse_precision("forward", precision), 0};
   {
     py::gil_scoped_release release;
@@ -186,6 +197,7 @@ py::array backward_input(const State& s, const py::handle& grad_out_obj,
           ? py::array(aligned_array<float>({grad_out.shape(0), py::ssize_t(s.state.in())}))
           : float_matrix(grad_x_obj, "backward_input", "grad_x", grad_out.shape(0), s.state.in(),
                          true);
+  check_disjoint("backward_input", grad_out, "grad_out", grad_x, "grad_x");
   const tc::ProductOptions options{parse_precision("backward_input", precision), seed};
   {
     py::gil_scoped_release release;
@@ -316,6 +328,7 @@ py::tuple softmax_cross_entropy(const py::handle& logits_obj, const py::handle& 
   }
   py::array grad = grad_obj.is_none() ? py::array(aligned_array<float>({0, py::ssize_t(K)}))
                                       : float_matrix(grad_obj, call, "grad", M, K, true);
+  check_disjoint(call, logits, "logits", grad, "grad");
   auto losses = aligned_array<float>({py::ssize_t(M)});
   auto correct = aligned_array<std::int32_t>({py::ssize_t(M)});
   {
@@ -352,6 +365,7 @@ PYBIND11_MODULE(_ternarycounter, m) {
     py::module_::import("atexit").attr("register")(py::cpp_function(&finalize_kokkos));
   }
   m.attr("execution_space") = ExecSpace::name();
+  m.attr("concurrency") = ExecSpace().concurrency();
 
   py::register_exception<tc::CheckpointError>(m, "CheckpointError", PyExc_RuntimeError);
 

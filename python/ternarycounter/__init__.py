@@ -13,15 +13,17 @@ non-CPU device raises TypeError/ValueError naming the argument, before anything 
 ``State.codes``, ``.scale`` and ``.v`` are the state's own memory as NumPy arrays.
 
 Kokkos is initialized when the package is imported (unless the process already did) and
-finalized at interpreter exit. The extension module is built with pybind11: Debian packages it
+finalized at interpreter exit; ``execution_space`` and ``concurrency`` say where the calls run
+and on how many threads (OpenMP's count at import: OMP_NUM_THREADS, or what an earlier
+``import torch`` set with omp_set_num_threads). The extension module is built with pybind11: Debian packages it
 (pybind11-dev), so the package builds from the distribution's packages without pip.
 """
 
 import numpy as _np
 
 from . import _ternarycounter as _tc
-from ._ternarycounter import (CheckpointError, State, decode_counter, decode_ternary, encode,
-                              execution_space, hash_u32, step_seed)
+from ._ternarycounter import (CheckpointError, State, concurrency, decode_counter, decode_ternary,
+                              encode, execution_space, hash_u32, step_seed)
 
 __all__ = [
     "State",
@@ -41,6 +43,7 @@ __all__ = [
     "hash_u32",
     "step_seed",
     "execution_space",
+    "concurrency",
 ]
 
 # DLPack's device type of host memory (kDLCPU).

@@ -81,3 +81,12 @@ def test_state_argument_must_be_a_state(rng):
     x, _ = good_io(rng)
     with pytest.raises(TypeError, match="state must be a ternarycounter.State"):
         tc.forward(object(), x)
+
+
+def test_outputs_must_not_share_memory_with_inputs(rng):
+    square = tc.State(8, 8, 8)
+    x = rng.standard_normal((4, 8)).astype(np.float32)
+    with pytest.raises(ValueError, match="forward: y shares memory with x"):
+        tc.forward(square, x, x)
+    with pytest.raises(ValueError, match="backward_input: grad_x shares memory with grad_out"):
+        tc.backward_input(square, x, x)

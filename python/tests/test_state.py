@@ -6,6 +6,11 @@ import pytest
 import ternarycounter as tc
 
 
+def test_execution_space():
+    assert tc.execution_space in ("OpenMP", "Serial", "Threads", "HPX")
+    assert tc.concurrency >= 1
+
+
 def test_new_state_shapes_dtypes_and_values():
     state = tc.State(6, 20, 5)
     assert (state.out, state.in_, state.C) == (6, 20, 5)
