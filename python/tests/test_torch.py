@@ -68,14 +68,15 @@ def reference_step(layer, x, grad_y):
     copy = tc.State.from_codes(layer.state.unpacked_codes(), layer.state.scale, layer.state.v,
                                layer.C)
     seed = tc.step_seed(layer.seed, layer.step)
-    y = tc.forward(copy, x.numpy())
-    grad_x = tc.backward_input(copy, grad_y.numpy(), seed=seed)
+    y = tc.forward(copy, x.numpy(), precision=layer.precision)
+    grad_x = tc.backward_input(copy, grad_y.numpy(), seed=seed, precision=layer.precision)
     tc.update_from_io(copy, x.numpy(), grad_y.numpy(), seed=seed, **layer.update_params())
     return y, grad_x, copy
 
 
-def test_layer_step_is_forward_backward_input_and_update_from_io():
-    layer = TernaryLinear(16, 8, C=6, lr=0.3, seed=11, init_seed=2)
+@pytest.mark.parametrize("precision", ["fp32", "int8"])
+def test_layer_step_is_forward_backward_input_and_update_from_io(precision):
+    layer = TernaryLinear(16, 8, C=6, lr=0.3, seed=11, init_seed=2, precision=precision)
     assert list(layer.parameters()) == []
     x = torch.randn(5, 16, generator=torch.Generator().manual_seed(1)).requires_grad_()
     grad_y = torch.randn(5, 8, generator=torch.Generator().manual_seed(2))
@@ -121,6 +122,8 @@ def test_layer_rejects_bad_input_and_stays_unchanged():
         layer(torch.randn(8, 2).t())
     with pytest.raises(ValueError, match="shape"):
         layer(torch.randn(2, 9))
+    with pytest.raises(ValueError, match="device"):
+        layer(torch.randn(2, 8).to("meta"))
     with pytest.raises(ValueError, match="lr"):
         TernaryLinear(8, 4, lr=-1.0)
     assert_state_equal(layer.state, before)
@@ -143,7 +146,8 @@ def test_learns_in_an_ordinary_training_loop():
         with torch.no_grad():
             return (model(x).argmax(1) == labels).float().mean().item()
 
-    for _ in range(20):
+    assert accuracy() < 0.9
+    for _ in range(3):
         for batch in range(0, 512, 64):
             loss = torch.nn.functional.cross_entropy(model(x[batch:batch + 64]),
                                                      labels[batch:batch + 64])
