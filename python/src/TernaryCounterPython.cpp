@@ -9,8 +9,9 @@
 #include <TernaryCounter_Checkpoint.hpp>
 #include <TernaryCounter_TernaryLinear.hpp>
 
-// The main job's softmax cross-entropy (examples/train): portable exp/log, one thread per sample.
-#include <MlpKernels.hpp>
+// The library's softmax cross-entropy (the main job's loss): portable exp/log, one thread per
+// sample.
+#include <TernaryCounter_Loss.hpp>
 
 #include <Kokkos_Core.hpp>
 
@@ -333,14 +334,13 @@ py::tuple softmax_cross_entropy(const py::handle& logits_obj, const py::handle& 
   auto correct = aligned_array<std::int32_t>({py::ssize_t(M)});
   {
     py::gil_scoped_release release;
-    tc::Train::softmax_cross_entropy(
-        ExecSpace{},
-        tc::Train::Matrix<MemSpace>(static_cast<float*>(const_cast<void*>(logits.data())), M, K),
+    using Matrix = Kokkos::View<float**, Kokkos::LayoutRight, MemSpace>;
+    tc::softmax_cross_entropy(
+        ExecSpace{}, Matrix(static_cast<float*>(const_cast<void*>(logits.data())), M, K),
         Kokkos::View<std::int32_t*, MemSpace>(const_cast<std::int32_t*>(label), M),
         Kokkos::View<float*, MemSpace>(losses.mutable_data(), M),
         Kokkos::View<std::int32_t*, MemSpace>(correct.mutable_data(), M), 0,
-        tc::Train::Matrix<MemSpace>(static_cast<float*>(grad.mutable_data()), grad.shape(0), K),
-        grad_scale);
+        Matrix(static_cast<float*>(grad.mutable_data()), grad.shape(0), K), grad_scale);
     ExecSpace{}.fence();
   }
   return py::make_tuple(losses, correct);
