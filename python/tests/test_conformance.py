@@ -1,5 +1,6 @@
 """Bit-identity with the C++ library: every conformance case (unit_tests/data/conformance)
-run through update / update_from_io from Python gives its spec_ results bit for bit."""
+run through update / update_from_io from Python gives its spec_ results bit for bit; the int8
+cases (SPEC §6) also through forward and backward_input."""
 
 import os
 
@@ -44,11 +45,23 @@ def test_case(name):
                   rms_beta=float(case["rms_beta"]), rms_eps=float(case["rms_eps"]),
                   clip=float(case["clip"]), seed=int(case["seed"]),
                   lagged=bool(int(case["lagged"])))
+    precision = case.get("precision", "fp32")
+    if precision == "int8":
+        x = array(folder, "x.f32", "<f4", (M, in_))
+        grad_out = array(folder, "grad_out.f32", "<f4", (M, out))
+        y = tc.forward(state, x, precision="int8")
+        grad_x = tc.backward_input(state, grad_out, precision="int8",
+                                   seed=int(case["product_seed"]))
+        assert y.astype("<f4").tobytes() == open(os.path.join(folder, "spec_y_out.f32"),
+                                                 "rb").read()
+        assert grad_x.astype("<f4").tobytes() == open(os.path.join(folder, "spec_grad_x_out.f32"),
+                                                      "rb").read()
     if case["kind"] == "dense":
         skipped = tc.update(state, array(folder, "grad_w.f32", "<f4", (out, in_)), **params)
     else:
         skipped = tc.update_from_io(state, array(folder, "x.f32", "<f4", (M, in_)),
-                                    array(folder, "grad_out.f32", "<f4", (M, out)), **params)
+                                    array(folder, "grad_out.f32", "<f4", (M, out)),
+                                    precision=precision, **params)
     with open(os.path.join(folder, "spec_skipped.txt")) as f:
         assert skipped == int(f.read())
     assert state.unpacked_codes().tobytes() == open(os.path.join(folder, "spec_codes_out.u8"),
