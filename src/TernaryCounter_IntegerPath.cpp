@@ -32,7 +32,8 @@ using FloatVector = Kokkos::View<float*, MemorySpace>;
 template <class MemorySpace>
 using IntVector = Kokkos::View<std::int32_t*, MemorySpace>;
 
-/// A matrix quantized by rows: q [R, Kp] (zero padding), the rows' scales and integer sums.
+/// A matrix quantized by rows: q [R + int8_padding_rows, Kp] (zero padding), the rows' scales and
+/// integer sums.
 template <class MemorySpace>
 struct QuantizedRows {
   Int8Matrix<MemorySpace> q;
@@ -40,9 +41,15 @@ struct QuantizedRows {
   IntVector<MemorySpace> sums;
 
   QuantizedRows(const std::string& label, std::int64_t rows, std::int64_t depth)
-      : q(Kokkos::view_alloc(label + ".q", Kokkos::WithoutInitializing), rows, padded_depth(depth)),
+      : q(Kokkos::view_alloc(label + ".q", Kokkos::WithoutInitializing), rows + int8_padding_rows,
+          padded_depth(depth)),
         scale(Kokkos::view_alloc(label + ".scale", Kokkos::WithoutInitializing), rows),
-        sums(Kokkos::view_alloc(label + ".sums", Kokkos::WithoutInitializing), rows) {}
+        sums(Kokkos::view_alloc(label + ".sums", Kokkos::WithoutInitializing), rows) {
+    Kokkos::deep_copy(
+        Kokkos::subview(q, std::make_pair(rows, rows + int8_padding_rows), Kokkos::ALL),
+        std::int8_t(0));
+  }
+  std::int64_t rows() const { return scale.extent(0); }
 };
 
 /// Quantizes each row r of src [R, K] (times column_scale[k] when Scaled) to q(r, :): nearest,
@@ -314,10 +321,12 @@ void run_integer_product(const ExecSpace& space,
   using Mem = typename ExecSpace::memory_space;
   const Int8Rows<Mem> rows_a{a.q};
   if constexpr (host_space<ExecSpace>) {
-    if (HostInt8::runs_vnni()) {
+    const HostInt8::Engine engine = HostInt8::engine();
+    if (engine != HostInt8::Engine::portable) {
       space.fence(label);  // the quantizers' results are read by host threads below
-      HostInt8::gemm(space, rows_a, a.sums.data(), b, C, rows, cols, epilogue,
-                     (std::string(label) + "::vnni").c_str());
+      const char* suffix = engine == HostInt8::Engine::amx ? "::amx" : "::vnni";
+      HostInt8::gemm(engine, space, rows_a, a.sums.data(), b, C, rows, cols, epilogue,
+                     (std::string(label) + suffix).c_str());
       return;
     }
   }

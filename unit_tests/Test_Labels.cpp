@@ -56,10 +56,15 @@ Matrix filled(const char* label, std::int64_t rows, std::int64_t cols, float val
   return m;
 }
 
-/// The label of an integer product: the hosts' VNNI engine adds "::vnni" to it.
+/// The label of an integer product: the hosts' engines add "::vnni" or "::amx" to it.
 std::string int8_label(const std::string& product) {
-  const bool vnni = std::is_same_v<MemSpace, Kokkos::HostSpace> && Impl::HostInt8::runs_vnni();
-  return "TernaryCounter::" + product + (vnni ? "::vnni" : "");
+  using Impl::HostInt8::Engine;
+  const Engine engine =
+      std::is_same_v<MemSpace, Kokkos::HostSpace> ? Impl::HostInt8::engine() : Engine::portable;
+  return "TernaryCounter::" + product +
+         (engine == Engine::amx    ? "::amx"
+          : engine == Engine::vnni ? "::vnni"
+                                   : "");
 }
 
 TEST(Labels, EveryKernelHasItsOwnLabel) {

@@ -1,16 +1,19 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The hosts' engine of the integer products (see TernaryCounter_IntegerOperands.hpp for what
-// they compute): AVX-512 VNNI `vpdpbusd`, 64 int8 products per instruction, chosen at run time on
-// CPUs that have it (TERNARYCOUNTER_HOST_ISA=baseline selects the portable engine, for tests).
+// they compute), chosen at run time: AMX tiles (`tdpbsud`, 16 x 16 x 64 products per
+// instruction) on CPUs with AMX-INT8 whose kernel grants the tile state, else AVX-512 VNNI
+// (`vpdpbusd`, 64 products per instruction). TERNARYCOUNTER_HOST_ISA=avx512 asks for VNNI, any
+// other value (baseline, avx2) for the portable engine: the tests run every engine on one CPU.
 //
 // vpdpbusd multiplies unsigned bytes by signed bytes, so B is packed with an offset that makes it
 // unsigned (t + 1 for ternary weights, q + 128 for int8) and the offset times A's row sums is
 // subtracted afterwards: an integer identity, so the results equal the portable engine's.
 //
 // Blocking: threads take panels of B's columns, pack a panel (its whole depth, strips of 32
-// columns, 4 depths per 32-bit word) into a buffer of their own, and run 8-row x 32-column
-// register micro-tiles over every row of A; the panel stays in L2 and A's micro-panel in L1.
-// Only a panel of B is ever unpacked, never all of W.
+// columns, 4 depths per 32-bit word: the layout both vpdpbusd and AMX's B tiles read) into a
+// buffer of their own, and run micro-tiles over every row of A: 8 rows x 32 columns in 16 VNNI
+// registers, or 32 x 32 in four AMX accumulator tiles. The panel stays in L2; only a panel of B
+// is ever unpacked, never all of W.
 #pragma once
 
 #include "TernaryCounter_Codes.hpp"
@@ -27,6 +30,8 @@
     !defined(__HIPCC__)
 #define TERNARYCOUNTER_HOST_VNNI 1
 #include <immintrin.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 #else
 #define TERNARYCOUNTER_HOST_VNNI 0
 #endif
@@ -34,22 +39,41 @@
 namespace TernaryCounter::Impl::HostInt8 {
 
 inline constexpr int strip_cols = 32;  ///< columns of a micro-tile: two 16-lane registers
-inline constexpr int micro_rows = 8;   ///< rows of a micro-tile (16 accumulators of 32)
+inline constexpr int micro_rows = 8;   ///< rows of a VNNI micro-tile (16 accumulators of 32)
+inline constexpr int amx_rows = 32;    ///< rows of an AMX micro-tile: two 16-row A tiles
+inline constexpr int amx_depth = 64;   ///< depths of one AMX tile product
 inline constexpr std::int64_t panel_budget_bytes = 256 << 10;  ///< a packed panel, in L2
 
-/// True when the CPU runs AVX-512 BW + VNNI and TERNARYCOUNTER_HOST_ISA does not ask for the
-/// baseline.
-inline bool runs_vnni() {
+enum class Engine { portable, vnni, amx };
+
 #if TERNARYCOUNTER_HOST_VNNI
+/// Whether the kernel lets this process use the AMX tile data (Linux asks for it once).
+inline bool amx_permitted() {
+  static const bool permitted = [] {
+    constexpr long arch_req_xcomp_perm = 0x1023, xfeature_xtiledata = 18;
+    return syscall(SYS_arch_prctl, arch_req_xcomp_perm, xfeature_xtiledata) == 0;
+  }();
+  return permitted;
+}
+#endif
+
+/// The engine of this CPU and TERNARYCOUNTER_HOST_ISA (read on every call: tests change it).
+inline Engine engine() {
+#if TERNARYCOUNTER_HOST_VNNI
+  static const bool vnni = __builtin_cpu_supports("avx512f") &&
+                           __builtin_cpu_supports("avx512bw") &&
+                           __builtin_cpu_supports("avx512vnni");
+  static const bool amx = vnni && __builtin_cpu_supports("amx-tile") &&
+                          __builtin_cpu_supports("amx-int8") && amx_permitted();
   const char* forced = std::getenv("TERNARYCOUNTER_HOST_ISA");
-  if (forced != nullptr && std::strcmp(forced, "baseline") == 0) return false;
-  static const bool cpu = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-                          __builtin_cpu_supports("avx512vnni");
-  return cpu;
+  if (forced == nullptr) return amx ? Engine::amx : vnni ? Engine::vnni : Engine::portable;
+  return std::strcmp(forced, "avx512") == 0 && vnni ? Engine::vnni : Engine::portable;
 #else
-  return false;
+  return Engine::portable;
 #endif
 }
+
+static_assert(amx_depth == int8_depth_padding && amx_rows <= int8_padding_rows);
 
 /// The unsigned offset the packing adds to B's values.
 template <class B>
@@ -178,12 +202,72 @@ void micro_tile_rows(int mr, const std::int8_t* a, std::int64_t lda, const std::
 #undef TERNARYCOUNTER_MICRO_ROWS
   }
 }
+
+/// The AMX tile configuration: tiles 0-3 hold a 32 x 32 block of sums (16 x 16 int32 each),
+/// tiles 4-5 two 16-row slices of A (64 depths), tiles 6-7 two 16-column slices of a packed
+/// strip (16 groups of 4 depths).
+struct alignas(64) AmxConfig {
+  std::uint8_t palette = 1, start_row = 0, reserved[14] = {};
+  std::uint16_t bytes_per_row[16] = {};
+  std::uint8_t rows[16] = {};
+  AmxConfig() {
+    for (int t = 0; t < 8; ++t) {
+      bytes_per_row[t] = 64;
+      rows[t] = 16;
+    }
+  }
+};
+
+/// Rows [r0, r0 + 32) of A (the rows past `rows` are padding) against one packed strip; sums of
+/// the valid rows and the strip's first `width` columns go to epilogue.store_run.
+template <class Epilogue>
+__attribute__((target("amx-tile,amx-int8,avx512f,avx512bw"))) void amx_tile(
+    const std::int8_t* a, std::int64_t lda, const std::int32_t* row_sums, int offset,
+    const std::uint32_t* strip, std::int64_t groups, std::int64_t rows, std::int64_t r0,
+    std::int64_t c0, int width, const Epilogue& epilogue) {
+  _tile_zero(0);
+  _tile_zero(1);
+  _tile_zero(2);
+  _tile_zero(3);
+  const std::int8_t* top = a + r0 * lda;
+  const std::int8_t* bottom = top + 16 * lda;
+  for (std::int64_t g = 0; g < groups; g += amx_depth / 4) {
+    _tile_loadd(4, top + 4 * g, lda);
+    _tile_loadd(5, bottom + 4 * g, lda);
+    _tile_loadd(6, strip + g * strip_cols, strip_cols * 4);
+    _tile_loadd(7, strip + g * strip_cols + 16, strip_cols * 4);
+    _tile_dpbsud(0, 4, 6);
+    _tile_dpbsud(1, 4, 7);
+    _tile_dpbsud(2, 5, 6);
+    _tile_dpbsud(3, 5, 7);
+  }
+  alignas(64) std::int32_t sums[amx_rows][strip_cols];
+  _tile_stored(0, &sums[0][0], strip_cols * 4);
+  _tile_stored(1, &sums[0][16], strip_cols * 4);
+  _tile_stored(2, &sums[16][0], strip_cols * 4);
+  _tile_stored(3, &sums[16][16], strip_cols * 4);
+  const int valid = int(std::min<std::int64_t>(amx_rows, rows - r0));
+  for (int i = 0; i < valid; ++i) {
+    const std::int32_t correction = offset * row_sums[r0 + i];
+    for (int j = 0; j < strip_cols; ++j) sums[i][j] -= correction;
+    epilogue.store_run(r0 + i, c0, width, sums[i]);
+  }
+}
+
+__attribute__((target("amx-tile"))) inline void amx_begin() {
+  static const AmxConfig config;
+  _tile_loadconfig(&config);
+}
+__attribute__((target("amx-tile"))) inline void amx_end() {
+  _tile_release();
+}
 #endif
 
-/// C = A B on a host execution space with the VNNI engine (call only where runs_vnni()). A:
-/// [rows, lda] int8 with row sums `row_sums` (over the padded depth); b: cols() columns.
+/// C = A B on a host execution space with the VNNI or AMX engine. A: [rows + padding_rows,
+/// lda] int8, its depth padded with zeros to padded_depth, with row sums `row_sums`; b: cols()
+/// columns.
 template <class ExecSpace, class B, class Epilogue>
-void gemm([[maybe_unused]] const ExecSpace& space,
+void gemm([[maybe_unused]] Engine engine, [[maybe_unused]] const ExecSpace& space,
           [[maybe_unused]] const Int8Rows<Kokkos::HostSpace>& a,
           [[maybe_unused]] const std::int32_t* row_sums, [[maybe_unused]] const B& b,
           [[maybe_unused]] int C, [[maybe_unused]] std::int64_t rows,
@@ -219,6 +303,18 @@ void gemm([[maybe_unused]] const ExecSpace& space,
         // Columns past B's edge in the last strip: zero, their sums are never stored.
         std::fill(panel, panel + panel_words, 0u);
         pack(b, table, groups, c0, width, panel);
+        if (engine == Engine::amx) {
+          amx_begin();
+          for (std::int64_t r0 = 0; r0 < rows; r0 += amx_rows) {
+            for (std::int64_t j = 0; j < width; j += strip_cols) {
+              amx_tile(a.q.data(), lda, row_sums, offset, panel + j * groups, groups, rows, r0,
+                       c0 + j, int(std::min<std::int64_t>(strip_cols, width - j)), epilogue);
+            }
+          }
+          amx_end();
+          token.release(id);
+          return;
+        }
         for (std::int64_t r0 = 0; r0 < rows; r0 += micro_rows) {
           const int mr = int(std::min<std::int64_t>(micro_rows, rows - r0));
           for (std::int64_t j = 0; j < width; j += strip_cols) {

@@ -20,9 +20,13 @@ namespace TernaryCounter::Impl {
 template <class MemorySpace>
 using Int8Matrix = Kokkos::View<std::int8_t**, Kokkos::LayoutRight, MemorySpace>;
 
-/// Columns of a quantized matrix padded to the 4-deep groups of the products.
+/// A quantized operand's depth is padded with zeros to a multiple of this (whole AMX tile
+/// products on hosts; the engines' 4-deep groups everywhere), and it has this many zero rows past
+/// its last (the AMX engine reads whole 32-row slices).
+inline constexpr std::int64_t int8_depth_padding = 64;
+inline constexpr std::int64_t int8_padding_rows = 32;
 KOKKOS_INLINE_FUNCTION constexpr std::int64_t padded_depth(std::int64_t k) {
-  return (k + 3) / 4 * 4;
+  return (k + int8_depth_padding - 1) / int8_depth_padding * int8_depth_padding;
 }
 
 /// The quantized operand A [R, Kp].
@@ -46,6 +50,10 @@ struct TernaryByColumn {
   KOKKOS_INLINE_FUNCTION std::int64_t depth() const { return codes.extent(1) / 3 * 4; }
   KOKKOS_INLINE_FUNCTION std::int64_t cols() const { return codes.extent(0); }
   KOKKOS_INLINE_FUNCTION void group(std::int64_t k4, std::int64_t c, int b[4]) const {
+    if (4 * k4 >= depth()) {  // the operands' depth padding
+      for (int e = 0; e < 4; ++e) b[e] = 0;
+      return;
+    }
     const std::uint32_t word = load_group(&codes(c, 3 * k4));
     for (int e = 0; e < 4; ++e) b[e] = decode_ternary(group_code(word, e), C);
   }
