@@ -105,6 +105,26 @@ void save_layers(const std::string& path,
   save_checkpoint(path, checkpoint);
 }
 
+namespace Impl {
+/// Throws CheckpointError unless `checkpoint` (read from `source`) has layer `name` with this
+/// shape and C.
+inline void require_layer(const Checkpoint& checkpoint, const std::string& source,
+                          const std::string& name, std::int64_t out, std::int64_t in, int C) {
+  const CheckpointLayer& layer = checkpoint.layer(name);
+  if (checkpoint.C != C) {
+    throw CheckpointError("TernaryCounter::load_layers: " + source +
+                          " has C = " + std::to_string(checkpoint.C) + " but layer \"" + name +
+                          "\" has C = " + std::to_string(C));
+  }
+  if (layer.state.out() != out || layer.state.in() != in) {
+    throw CheckpointError("TernaryCounter::load_layers: " + source + " layer \"" + name + "\" is " +
+                          std::to_string(layer.state.out()) + "x" +
+                          std::to_string(layer.state.in()) + " but the target is " +
+                          std::to_string(out) + "x" + std::to_string(in));
+  }
+}
+}  // namespace Impl
+
 /// Copies layer `name` of `checkpoint` (read from `source`) into each target state, but only
 /// once every target exists with the target's shape and C: otherwise it throws CheckpointError
 /// and no target changes.
@@ -112,18 +132,7 @@ template <class MemorySpace>
 void copy_layers(const Checkpoint& checkpoint, const std::string& source,
                  const std::vector<std::pair<std::string, PackedState<MemorySpace>>>& targets) {
   for (const auto& [name, target] : targets) {
-    const CheckpointLayer& layer = checkpoint.layer(name);
-    if (checkpoint.C != target.C) {
-      throw CheckpointError("TernaryCounter::load_layers: " + source +
-                            " has C = " + std::to_string(checkpoint.C) + " but layer \"" + name +
-                            "\" has C = " + std::to_string(target.C));
-    }
-    if (layer.state.out() != target.out() || layer.state.in() != target.in()) {
-      throw CheckpointError("TernaryCounter::load_layers: " + source + " layer \"" + name +
-                            "\" is " + std::to_string(layer.state.out()) + "x" +
-                            std::to_string(layer.state.in()) + " but the target is " +
-                            std::to_string(target.out()) + "x" + std::to_string(target.in()));
-    }
+    Impl::require_layer(checkpoint, source, name, target.out(), target.in(), target.C);
   }
   for (const auto& [name, target] : targets) {
     TernaryCounter::deep_copy(target, checkpoint.layer(name).state);

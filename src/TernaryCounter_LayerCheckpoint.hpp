@@ -84,18 +84,7 @@ namespace Impl {
 inline void copy_layers(const std::string& path, const Checkpoint& checkpoint,
                         const std::vector<NamedState>& targets) {
   for (const NamedState& target : targets) {
-    const CheckpointLayer& layer = checkpoint.layer(target.name());
-    if (checkpoint.C != target.C()) {
-      throw CheckpointError("TernaryCounter::load_layers: " + path +
-                            " has C = " + std::to_string(checkpoint.C) + " but layer \"" +
-                            target.name() + "\" has C = " + std::to_string(target.C()));
-    }
-    if (layer.state.out() != target.out() || layer.state.in() != target.in()) {
-      throw CheckpointError("TernaryCounter::load_layers: " + path + " layer \"" + target.name() +
-                            "\" is " + std::to_string(layer.state.out()) + "x" +
-                            std::to_string(layer.state.in()) + " but the target is " +
-                            std::to_string(target.out()) + "x" + std::to_string(target.in()));
-    }
+    require_layer(checkpoint, path, target.name(), target.out(), target.in(), target.C());
   }
   for (const NamedState& target : targets) target.copy_from(checkpoint.layer(target.name()).state);
 }
