@@ -155,7 +155,7 @@ struct RowQuantizer {
 template <class ExecSpace>
 struct ColumnQuantizer {
   using Mem = typename ExecSpace::memory_space;
-  static constexpr int width = std::is_same_v<Mem, Kokkos::HostSpace> ? 32 : 1;
+  static constexpr int width = std::is_same_v<Mem, Kokkos::HostSpace> ? 128 : 1;
   static constexpr int tile = 64;
   InputView<Mem> x, grad_out;
   Int8Matrix<Mem> xq;

@@ -300,8 +300,12 @@ void gemm([[maybe_unused]] Engine engine, [[maybe_unused]] const ExecSpace& spac
         const int id = token.acquire();
         std::uint32_t* panel = &buffers(id, 0);
         const std::int64_t c0 = p * nc, width = std::min(nc, cols - c0);
-        // Columns past B's edge in the last strip: zero, their sums are never stored.
-        std::fill(panel, panel + panel_words, 0u);
+        // The packing writes every word of columns [0, width); the rest of the last strip is
+        // zeroed (its sums are never stored, but they must be numbers).
+        if (width % strip_cols != 0) {
+          std::uint32_t* last = panel + (width / strip_cols) * strip_cols * groups;
+          std::fill(last, last + strip_cols * groups, 0u);
+        }
         pack(b, table, groups, c0, width, panel);
         if (engine == Engine::amx) {
           amx_begin();
