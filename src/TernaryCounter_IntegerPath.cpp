@@ -348,8 +348,19 @@ void forward_int8(const ExecSpace& space,
   const QuantizedRows<Mem> xq("TernaryCounter::forward::int8_x", M, state.in());
   RowQuantizer<ExecSpace, false, false>{x, {}, xq, 0}.run(space,
                                                           "TernaryCounter::forward::quantize_x");
-  run_integer_product(space, xq, TernaryByColumn<Mem>{state.codes, state.C}, state.C, M,
-                      state.out(), ForwardEpilogue<Mem>{y, xq.scale, state.scale},
+  const TernaryByColumn<Mem> weights{state.codes, state.C};
+  const ForwardEpilogue<Mem> epilogue{y, xq.scale, state.scale};
+  if constexpr (host_space<ExecSpace>) {
+    // A few samples: each weight is used M times, so decoding in registers beats packing panels.
+    if (M <= HostInt8::few_samples && HostInt8::engine() != HostInt8::Engine::portable &&
+        HostInt8::runs_vbmi()) {
+      space.fence("TernaryCounter::forward::few_samples");
+      HostInt8::few_sample_forward(space, Int8Rows<Mem>{xq.q}, xq.sums.data(), weights, M, epilogue,
+                                   "TernaryCounter::forward::int8_few_samples");
+      return;
+    }
+  }
+  run_integer_product(space, xq, weights, state.C, M, state.out(), epilogue,
                       "TernaryCounter::forward::int8_product");
 }
 

@@ -57,6 +57,16 @@ inline bool amx_permitted() {
 }
 #endif
 
+/// Whether the CPU decodes packed codes in vector registers (vpermb, vpmultishiftqb).
+inline bool runs_vbmi() {
+#if TERNARYCOUNTER_HOST_VNNI
+  static const bool vbmi = __builtin_cpu_supports("avx512vbmi");
+  return vbmi;
+#else
+  return false;
+#endif
+}
+
 /// The engine of this CPU and TERNARYCOUNTER_HOST_ISA (read on every call: tests change it).
 inline Engine engine() {
 #if TERNARYCOUNTER_HOST_VNNI
@@ -262,6 +272,95 @@ __attribute__((target("amx-tile"))) inline void amx_end() {
   _tile_release();
 }
 #endif
+
+#if TERNARYCOUNTER_HOST_VNNI
+/// The t + 1 of 64 weights (48 bytes of packed codes, `bytes` of them valid), one per byte:
+/// vpermb spreads each 3-byte group into a 32-bit word, vpmultishiftqb picks the four 6-bit codes
+/// of each word, two compares turn codes into t + 1.
+__attribute__((target("avx512f,avx512bw,avx512vbmi"))) inline __m512i decode_ternary_plus_one(
+    const std::uint8_t* codes, int bytes, __m512i spread, __m512i fields, __m512i lv,
+    __m512i two_lv) {
+  const __m512i packed =
+      _mm512_maskz_loadu_epi8(bytes >= 64 ? ~__mmask64(0) : (__mmask64(1) << bytes) - 1, codes);
+  const __m512i words = _mm512_permutexvar_epi8(spread, packed);
+  const __m512i k =
+      _mm512_and_si512(_mm512_multishift_epi64_epi8(fields, words), _mm512_set1_epi8(63));
+  const __m512i one = _mm512_set1_epi8(1);
+  return _mm512_add_epi8(_mm512_maskz_mov_epi8(_mm512_cmpge_epu8_mask(k, lv), one),
+                         _mm512_maskz_mov_epi8(_mm512_cmpge_epu8_mask(k, two_lv), one));
+}
+
+/// forward of Samples samples: each output row's codes are decoded in registers once, 64 weights
+/// at a time, and multiplied with every sample by vpdpbusd; no panel is packed. Rows
+/// [o0, o1).
+template <int Samples, class Epilogue>
+__attribute__((target("avx512f,avx512bw,avx512vbmi,avx512vnni"))) void few_sample_rows(
+    const std::int8_t* a, std::int64_t lda, const std::int32_t* row_sums,
+    const Kokkos::View<const std::uint8_t**, Kokkos::LayoutRight, Kokkos::HostSpace>& codes, int C,
+    std::int64_t o0, std::int64_t o1, const Epilogue& epilogue) {
+  alignas(64) std::uint8_t spread_bytes[64], field_bytes[64];
+  for (int j = 0; j < 64; ++j) {
+    spread_bytes[j] = std::uint8_t(3 * (j / 4) + std::min(j % 4, 2));
+    field_bytes[j] = std::uint8_t((j % 8 / 4) * 32 + (j % 4) * 6);
+  }
+  const __m512i spread = _mm512_load_si512(spread_bytes), fields = _mm512_load_si512(field_bytes);
+  const __m512i lv = _mm512_set1_epi8(char(counter_levels(C)));
+  const __m512i two_lv = _mm512_set1_epi8(char(2 * counter_levels(C)));
+  const std::int64_t row_bytes = codes.extent(1);
+  for (std::int64_t o = o0; o < o1; ++o) {
+    const std::uint8_t* row = &codes(o, 0);
+    __m512i acc[Samples];
+    for (int m = 0; m < Samples; ++m) acc[m] = _mm512_setzero_si512();
+    for (std::int64_t b = 0, i = 0; b < row_bytes; b += 48, i += 64) {
+      const __m512i t = decode_ternary_plus_one(
+          row + b, int(std::min<std::int64_t>(48, row_bytes - b)), spread, fields, lv, two_lv);
+      for (int m = 0; m < Samples; ++m) {
+        acc[m] = _mm512_dpbusd_epi32(acc[m], t, _mm512_loadu_si512(a + m * lda + i));
+      }
+    }
+    for (int m = 0; m < Samples; ++m) {
+      epilogue.store(m, o, _mm512_reduce_add_epi32(acc[m]) - row_sums[m]);
+    }
+  }
+}
+#endif
+
+/// forward of at most few_samples samples on hosts with VBMI and VNNI (call only then): A =
+/// the quantized samples [M + padding, lda], its depth padded with zeros to whole 64-weight
+/// chunks.
+inline constexpr std::int64_t few_samples = 4;
+template <class ExecSpace, class Epilogue>
+void few_sample_forward([[maybe_unused]] const ExecSpace& space,
+                        [[maybe_unused]] const Int8Rows<Kokkos::HostSpace>& a,
+                        [[maybe_unused]] const std::int32_t* row_sums,
+                        [[maybe_unused]] const TernaryByColumn<Kokkos::HostSpace>& b,
+                        [[maybe_unused]] std::int64_t samples,
+                        [[maybe_unused]] const Epilogue& epilogue,
+                        [[maybe_unused]] const char* label) {
+#if TERNARYCOUNTER_HOST_VNNI
+  constexpr std::int64_t rows_per_item = 16;
+  const std::int64_t out = b.cols(), lda = a.q.stride(0);
+  Kokkos::parallel_for(label,
+                       Kokkos::RangePolicy<ExecSpace, Kokkos::Schedule<Kokkos::Dynamic>>(
+                           space, 0, (out + rows_per_item - 1) / rows_per_item),
+                       [&](std::int64_t item) {
+                         const std::int64_t o0 = item * rows_per_item,
+                                            o1 = std::min(out, o0 + rows_per_item);
+                         switch (samples) {
+#define TERNARYCOUNTER_FEW_SAMPLES(N)                                              \
+  case N:                                                                          \
+    few_sample_rows<N>(a.q.data(), lda, row_sums, b.codes, b.C, o0, o1, epilogue); \
+    return;
+                           TERNARYCOUNTER_FEW_SAMPLES(1)
+                           TERNARYCOUNTER_FEW_SAMPLES(2)
+                           TERNARYCOUNTER_FEW_SAMPLES(3)
+                           TERNARYCOUNTER_FEW_SAMPLES(4)
+#undef TERNARYCOUNTER_FEW_SAMPLES
+                         }
+                       });
+  space.fence(label);
+#endif
+}
 
 /// C = A B on a host execution space with the VNNI or AMX engine. A: [rows + padding_rows,
 /// lda] int8, its depth padded with zeros to padded_depth, with row sums `row_sums`; b: cols()
