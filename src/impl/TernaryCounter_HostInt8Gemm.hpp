@@ -29,6 +29,7 @@
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && !defined(__CUDACC__) && \
     !defined(__HIPCC__)
 #define TERNARYCOUNTER_HOST_VNNI 1
+#include <cpuid.h>
 #include <immintrin.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -47,6 +48,14 @@ inline constexpr std::int64_t panel_budget_bytes = 256 << 10;  ///< a packed pan
 enum class Engine { portable, vnni, amx };
 
 #if TERNARYCOUNTER_HOST_VNNI
+/// AMX-TILE and AMX-INT8 in CPUID leaf 7 (EDX bits 24 and 25); not every compiler's
+/// __builtin_cpu_supports knows them.
+inline bool cpu_has_amx_int8() {
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  if (!__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx)) return false;
+  return (edx >> 24 & 1u) != 0 && (edx >> 25 & 1u) != 0;
+}
+
 /// Whether the kernel lets this process use the AMX tile data (Linux asks for it once).
 inline bool amx_permitted() {
   static const bool permitted = [] {
@@ -73,8 +82,7 @@ inline Engine engine() {
   static const bool vnni = __builtin_cpu_supports("avx512f") &&
                            __builtin_cpu_supports("avx512bw") &&
                            __builtin_cpu_supports("avx512vnni");
-  static const bool amx = vnni && __builtin_cpu_supports("amx-tile") &&
-                          __builtin_cpu_supports("amx-int8") && amx_permitted();
+  static const bool amx = vnni && cpu_has_amx_int8() && amx_permitted();
   const char* forced = std::getenv("TERNARYCOUNTER_HOST_ISA");
   if (forced == nullptr) return amx ? Engine::amx : vnni ? Engine::vnni : Engine::portable;
   return std::strcmp(forced, "avx512") == 0 && vnni ? Engine::vnni : Engine::portable;
