@@ -10,7 +10,8 @@ set(image_args --dataset fashion-mnist --data-dir "${DATA}" --train-limit 1500 -
                --epochs 2 --batch 90 --hidden 64,32)
 # The image run once more on the integer path (SPEC §6).
 set(image_int8_args ${image_args} --precision int8)
-set(tasks teacher)
+set(teacher_int8_args ${teacher_args} --precision int8)
+set(tasks teacher teacher_int8)
 if(DATA AND (EXISTS "${DATA}/train-images-idx3-ubyte.gz" OR EXISTS "${DATA}/train-images-idx3-ubyte"))
   list(APPEND tasks image image_int8)
 else()

@@ -13,6 +13,7 @@ const char* const teacher_usage =
     "usage: ternary-counter-train [--steps N] [--seed S] [--exec default|serial] [--save FILE]\n"
     "                             [--resume FILE] [--in N] [--hidden N] [--classes N]\n"
     "                             [--teacher-hidden N] [--batch N] [--eval N] [--log-every N]\n"
+    "                             [--precision fp32|int8]\n"
     "  in, hidden and teacher-hidden must be multiples of 4. --resume continues the checkpoint's\n"
     "  step count for --steps more steps; seed and sizes come from the checkpoint.";
 
@@ -69,6 +70,12 @@ Options parse_teacher_options(int argc, char** argv) {
         throw std::invalid_argument("--exec must be default or serial, got '" + value + "'");
       }
       o.exec = value;
+    } else if (arg == "--precision") {
+      if (value != "fp32" && value != "int8") {
+        throw std::invalid_argument("--precision must be fp32 or int8, got '" + value + "'");
+      }
+      o.precision = value == "int8" ? Precision::int8 : Precision::fp32;
+      o.given["precision"] = true;
     } else if (arg == "--save" || arg == "--resume") {
       if (value.empty()) throw std::invalid_argument(arg + " needs a file name, got ''");
       (arg == "--save" ? o.save : o.resume) = value;
@@ -89,7 +96,8 @@ std::map<std::string, std::string> teacher_run_metadata(const Options& o) {
           {"hidden", std::to_string(o.hidden)},
           {"classes", std::to_string(o.classes)},
           {"teacher-hidden", std::to_string(o.teacher_hidden)},
-          {"batch", std::to_string(o.batch)}};
+          {"batch", std::to_string(o.batch)},
+          {"precision", precision_name(o.precision)}};
 }
 
 void adopt_teacher_metadata(Options& o, const std::map<std::string, std::string>& meta,
@@ -117,6 +125,16 @@ void adopt_teacher_metadata(Options& o, const std::map<std::string, std::string>
     check(key, *field, stored);
     *field = stored;
   }
+  // Checkpoints written before the integer path store no precision: they trained in fp32.
+  const std::string precision = meta.count("precision") ? meta.at("precision") : "fp32";
+  if (precision != "fp32" && precision != "int8") {
+    throw std::runtime_error(path + " metadata precision '" + precision + "' is not fp32 or int8");
+  }
+  if (o.given.count("precision") && precision != precision_name(o.precision)) {
+    throw std::runtime_error(std::string("--precision ") + precision_name(o.precision) +
+                             " differs from the " + precision + " " + path + " was trained with");
+  }
+  o.precision = precision == "int8" ? Precision::int8 : Precision::fp32;
   validate_teacher_options(o, path + " metadata ");
 }
 

@@ -3,6 +3,8 @@
 // so that --resume continues the same run.
 #pragma once
 
+#include <TernaryCounter_Precision.hpp>
+
 #include <cstdint>
 #include <map>
 #include <string>
@@ -18,7 +20,8 @@ struct Options {
   std::string save, resume;
   std::int64_t in = 32, hidden = 128, classes = 4, teacher_hidden = 16, batch = 256;
   std::int64_t eval = 2048, log_every = 50;
-  std::map<std::string, bool> given;  // which of seed / sizes were on the command line
+  Precision precision = Precision::fp32;  ///< the student layers' arithmetic (SPEC §3 or §6)
+  std::map<std::string, bool> given;      // which of seed / sizes were on the command line
 };
 
 /// The teacher task's usage text.
