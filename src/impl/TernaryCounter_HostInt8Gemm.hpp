@@ -128,9 +128,11 @@ void pack(const TernaryByColumn<M>& b, const TernaryPairTable& table, std::int64
   for (std::int64_t j = 0; j < nc; ++j) {
     const std::uint8_t* row = &b.codes(c0 + j, 0);
     std::uint32_t* strip = panel + packed_index(groups, j, 0);
-    for (std::int64_t k4 = 0; k4 < groups; ++k4) {
+    const std::int64_t real = std::min(groups, b.depth() / 4);  // the rest is depth padding
+    for (std::int64_t k4 = 0; k4 < real; ++k4) {
       strip[k4 * strip_cols] = table.expand(load_group(row + 3 * k4));
     }
+    for (std::int64_t k4 = real; k4 < groups; ++k4) strip[k4 * strip_cols] = 0u;
   }
 }
 
