@@ -96,6 +96,17 @@ struct RowQuantizer {
     const QuantizeRule rule(amax);
     const std::uint32_t row_elem = element_index(first_row + r, depth, 0);
     std::int32_t sum = 0;
+#if TERNARYCOUNTER_HOST_VNNI
+    if constexpr (host && !Scaled && !Stochastic) {
+      if (!rule.zero && HostInt8::runs_avx512()) {
+        sum = HostInt8::quantize_nearest_row(&src(r, 0), depth, amax, &dst.q(r, 0));
+        for (std::int64_t k = depth; k < padded; ++k) dst.q(r, k) = 0;
+        dst.scale(r) = dequantization_scale(amax);
+        dst.sums(r) = sum;
+        return;
+      }
+    }
+#endif
     for (std::int64_t k = 0; k < depth; ++k) {
       const int q = quantize(rule, row_elem, r, k);
       dst.q(r, k) = std::int8_t(q);

@@ -66,6 +66,19 @@ inline bool amx_permitted() {
 }
 #endif
 
+/// Whether the host quantizer runs its AVX-512 copy (the CPU has it; TERNARYCOUNTER_HOST_ISA
+/// unset or avx512).
+inline bool runs_avx512() {
+#if TERNARYCOUNTER_HOST_VNNI
+  static const bool cpu = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                          __builtin_cpu_supports("avx512vl");
+  const char* forced = std::getenv("TERNARYCOUNTER_HOST_ISA");
+  return cpu && (forced == nullptr || std::strcmp(forced, "avx512") == 0);
+#else
+  return false;
+#endif
+}
+
 /// Whether the CPU decodes packed codes in vector registers (vpermb, vpmultishiftqb).
 inline bool runs_vbmi() {
 #if TERNARYCOUNTER_HOST_VNNI
@@ -298,6 +311,32 @@ __attribute__((target("avx512f,avx512bw,avx512vbmi"))) inline __m512i decode_ter
   const __m512i one = _mm512_set1_epi8(1);
   return _mm512_add_epi8(_mm512_maskz_mov_epi8(_mm512_cmpge_epu8_mask(k, lv), one),
                          _mm512_maskz_mov_epi8(_mm512_cmpge_epu8_mask(k, two_lv), one));
+}
+
+/// QuantizeRule(a).nearest of n floats into q, 16 lanes at a time (the same IEEE operations in
+/// the same order as the scalar rule: the division, the product by 127, floor, ties to even);
+/// returns the sum of the q. Call for a row whose absmax `a` is positive and finite.
+__attribute__((target("avx512f,avx512bw,avx512vl"))) inline std::int32_t quantize_nearest_row(
+    const float* x, std::int64_t n, float a, std::int8_t* q) {
+  const __m512 divisor = _mm512_set1_ps(a), levels = _mm512_set1_ps(127.0f),
+               half = _mm512_set1_ps(0.5f);
+  const __m512i one = _mm512_set1_epi32(1);
+  __m512i sum = _mm512_setzero_si512();
+  for (std::int64_t i = 0; i < n; i += 16) {
+    const __mmask16 lanes = n - i >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << (n - i)) - 1);
+    const __m512 w =
+        _mm512_mul_ps(_mm512_div_ps(_mm512_maskz_loadu_ps(lanes, x + i), divisor), levels);
+    const __m512 f = _mm512_roundscale_ps(w, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
+    const __m512 d = _mm512_sub_ps(w, f);
+    const __m512i whole = _mm512_cvttps_epi32(f);
+    const __mmask16 up =
+        _mm512_cmp_ps_mask(d, half, _CMP_GT_OQ) |
+        (_mm512_cmp_ps_mask(d, half, _CMP_EQ_OQ) & _mm512_test_epi32_mask(whole, one));
+    const __m512i v = _mm512_mask_add_epi32(whole, up, whole, one);
+    sum = _mm512_mask_add_epi32(sum, lanes, sum, v);
+    _mm512_mask_cvtepi32_storeu_epi8(q + i, lanes, v);
+  }
+  return _mm512_reduce_add_epi32(sum);
 }
 
 /// forward of Samples samples: each output row's codes are decoded in registers once, 64 weights
