@@ -189,6 +189,17 @@ struct ColumnQuantizer {
       const float* row = &x(m, c0);
       for (int j = 0; j < W; ++j) amax[j] = absmax_join(amax[j], absmax_term(row[j]));
     }
+#if TERNARYCOUNTER_HOST_VNNI
+    if constexpr (W % 16 == 0 && std::is_same_v<Mem, Kokkos::HostSpace>) {
+      if (HostInt8::runs_avx512()) {
+        for (std::int64_t m = 0; m < M; ++m) {
+          HostInt8::quantize_nearest_columns(&x(m, c0), W, amax, &xq(m, c0));
+        }
+        for (int j = 0; j < W; ++j) x_scale(c0 + j) = dequantization_scale(amax[j]);
+        return;
+      }
+    }
+#endif
     for (std::int64_t m = 0; m < M; ++m) {
       const float* row = &x(m, c0);
       std::int8_t* q = &xq(m, c0);

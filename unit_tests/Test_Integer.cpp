@@ -180,13 +180,16 @@ TEST(Integer, UpdateFromIOMatchesTheReferenceInEverySplit) {
 
 TEST(Integer, NonFiniteAndZeroInputs) {
   SplitMix64 rng(11);
-  const std::int64_t M = 6, out = 9, in = 16;
+  const std::int64_t M = 6, out = 9, in = 144;  // a 128-column block of the host quantizer + 16
   const HostState start = random_state(out, in, 8, rng);
   std::vector<float> x = random_values(M * in, rng);
   std::vector<float> g = random_values(M * out, rng, -0.5f, 0.5f);
-  for (std::int64_t m = 0; m < M; ++m) g[m * out + 2] = 0.0f;  // a zero column: g row 2 = 0
-  g[3 * out + 5] = std::numeric_limits<float>::infinity();     // row 5 skipped
-  g[1 * out + 7] = std::numeric_limits<float>::quiet_NaN();    // row 7 skipped
+  for (std::int64_t m = 0; m < M; ++m) {
+    g[m * out + 2] = 0.0f;  // a zero output column: g row 2 = 0
+    x[m * in + 9] = 0.0f;   // a zero input column
+  }
+  g[3 * out + 5] = std::numeric_limits<float>::infinity();   // row 5 skipped
+  g[1 * out + 7] = std::numeric_limits<float>::quiet_NaN();  // row 7 skipped
   const UpdateParams params = int8_params(99);
   const HostState want = create_mirror_and_copy(Kokkos::DefaultHostExecutionSpace{}, start);
   const UpdateReport report = Reference::Int8::update_from_io(want, x.data(), g.data(), M, params);

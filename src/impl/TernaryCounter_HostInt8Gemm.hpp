@@ -22,6 +22,7 @@
 #include <Kokkos_Core.hpp>
 
 #include <algorithm>
+#include <cfloat>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -337,6 +338,31 @@ __attribute__((target("avx512f,avx512bw,avx512vl"))) inline std::int32_t quantiz
     _mm512_mask_cvtepi32_storeu_epi8(q + i, lanes, v);
   }
   return _mm512_reduce_add_epi32(sum);
+}
+
+/// QuantizeRule(a[j]).nearest of x[j], j < n (a multiple of 16), each column with its own absmax
+/// a[j] (0 or non-finite: q = 0); the same operations as the scalar rule, 16 lanes at a time.
+__attribute__((target("avx512f,avx512bw,avx512vl"))) inline void quantize_nearest_columns(
+    const float* x, std::int64_t n, const float* a, std::int8_t* q) {
+  const __m512 levels = _mm512_set1_ps(127.0f), half = _mm512_set1_ps(0.5f),
+               zero = _mm512_setzero_ps(), largest = _mm512_set1_ps(FLT_MAX);
+  const __m512i one = _mm512_set1_epi32(1);
+  for (std::int64_t j = 0; j < n; j += 16) {
+    const __m512 av = _mm512_loadu_ps(a + j);
+    const __mmask16 keep =
+        _mm512_cmp_ps_mask(av, zero, _CMP_GT_OQ) & _mm512_cmp_ps_mask(av, largest, _CMP_LE_OQ);
+    const __m512 divisor = _mm512_mask_blend_ps(keep, _mm512_set1_ps(1.0f), av);
+    const __m512 w = _mm512_maskz_mov_ps(
+        keep, _mm512_mul_ps(_mm512_div_ps(_mm512_loadu_ps(x + j), divisor), levels));
+    const __m512 f = _mm512_roundscale_ps(w, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
+    const __m512 d = _mm512_sub_ps(w, f);
+    const __m512i whole = _mm512_cvttps_epi32(f);
+    const __mmask16 up =
+        _mm512_cmp_ps_mask(d, half, _CMP_GT_OQ) |
+        (_mm512_cmp_ps_mask(d, half, _CMP_EQ_OQ) & _mm512_test_epi32_mask(whole, one));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(q + j),
+                     _mm512_cvtepi32_epi8(_mm512_mask_add_epi32(whole, up, whole, one)));
+  }
 }
 
 /// forward of Samples samples: each output row's codes are decoded in registers once, 64 weights
