@@ -17,8 +17,8 @@ import sys
 
 # (JSON key, legend): the ratios the driver writes per record.
 SERIES = [
-    ("forward_ratio", "forward / SGEMM"),
-    ("backward_input_ratio", "backward_input / SGEMM"),
+    ("forward_ratio", "forward / vendor x W^T"),
+    ("backward_input_ratio", "backward_input / vendor grad_out W"),
     ("layer_step_ratio", "layer step / dense FP32 step"),
     ("ratio", "update_from_io / (SGEMM + dense update)"),
 ]
