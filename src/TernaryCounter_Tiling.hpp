@@ -103,8 +103,13 @@ template <>
 struct Tiling<Kokkos::Cuda> : GpuTiling {};
 #endif
 #ifdef KOKKOS_ENABLE_HIP
+/// The few-sample kernels give 32-thread warps different roles that meet at barriers; a 64-wide
+/// wavefront would hold two roles (docs/DESIGN.md, "Hardware assumptions"). Until they are made
+/// wavefront-wide, the tile engine serves every M on HIP.
 template <>
-struct Tiling<Kokkos::HIP> : GpuTiling {};
+struct Tiling<Kokkos::HIP> : GpuTiling {
+  static constexpr bool small_batch = false;
+};
 #endif
 
 }  // namespace TernaryCounter
