@@ -65,9 +65,15 @@ def epoch_order(count, seed, epoch):
 def standardize(train_images, images):
     """(pixel - mean) * inv_std per pixel, statistics of the training images: the sums are
     exact integers in double, so any order gives the job's floats."""
-    flat = train_images.reshape(len(train_images), -1).astype(np.float64)
-    mean = flat.sum(0) / len(flat)
-    var = np.maximum((flat * flat).sum(0) / len(flat) - mean * mean, 0.0)
+    flat = train_images.reshape(len(train_images), -1)
+    total = np.zeros(flat.shape[1], np.int64)
+    squares = np.zeros(flat.shape[1], np.int64)
+    for first in range(0, len(flat), 4096):  # integer sums in blocks: exact, no 8-byte copy of all
+        block = flat[first:first + 4096].astype(np.int64)
+        total += block.sum(0)
+        squares += (block * block).sum(0)
+    mean = total.astype(np.float64) / len(flat)
+    var = np.maximum(squares.astype(np.float64) / len(flat) - mean * mean, 0.0)
     inv_std = np.where(var > 1e-12, 1.0 / np.sqrt(np.where(var > 1e-12, var, 1.0)), 0.0)
     x = images.reshape(len(images), -1).astype(np.float32)
     return np.ascontiguousarray((x - mean.astype(np.float32)) * inv_std.astype(np.float32))

@@ -24,6 +24,7 @@
 #include <cstdlib>
 #include <map>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -355,13 +356,23 @@ void finalize_kokkos() {
 PYBIND11_MODULE(_ternarycounter, m) {
   m.doc() = "TernaryCounter's host calls over NumPy arrays (see the ternarycounter package)";
 
-  // Kokkos starts with the module (its usual environment variables, e.g. OMP_NUM_THREADS, apply)
-  // and stops at interpreter exit; an application that initialized Kokkos itself keeps it.
+  // Kokkos starts with the module and stops at interpreter exit; an application that initialized
+  // Kokkos itself keeps it. Threads: OMP_NUM_THREADS or KOKKOS_NUM_THREADS when set, else every
+  // logical CPU, as a C++ program gets (an earlier `import torch` lowers OpenMP's default to its
+  // own thread count, which would otherwise become ours).
   if (!Kokkos::is_initialized()) {
     if (Kokkos::is_finalized()) {
       throw std::runtime_error("ternarycounter: Kokkos was finalized in this process");
     }
-    Kokkos::initialize();
+    Kokkos::InitializationSettings settings;
+    const unsigned cpus = std::thread::hardware_concurrency();
+    if (std::getenv("OMP_NUM_THREADS") == nullptr && std::getenv("KOKKOS_NUM_THREADS") == nullptr &&
+        cpus > 0) {
+      settings.set_num_threads(int(std::min(cpus, 512u)));  // 512: the most Kokkos' OpenMP takes
+      // Kokkos would warn that this exceeds OpenMP's (torch-lowered) default: intended here.
+      settings.set_disable_warnings(true);
+    }
+    Kokkos::initialize(settings);
     py::module_::import("atexit").attr("register")(py::cpp_function(&finalize_kokkos));
   }
   m.attr("execution_space") = ExecSpace::name();

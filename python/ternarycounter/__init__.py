@@ -14,8 +14,8 @@ non-CPU device raises TypeError/ValueError naming the argument, before anything 
 
 Kokkos is initialized when the package is imported (unless the process already did) and
 finalized at interpreter exit; ``execution_space`` and ``concurrency`` say where the calls run
-and on how many threads (OpenMP's count at import: OMP_NUM_THREADS, or what an earlier
-``import torch`` set with omp_set_num_threads). The extension module is built with pybind11: Debian packages it
+and on how many threads (OMP_NUM_THREADS or KOKKOS_NUM_THREADS when set, else every logical
+CPU, whatever an earlier ``import torch`` set). The extension module is built with pybind11: Debian packages it
 (pybind11-dev), so the package builds from the distribution's packages without pip.
 """
 
