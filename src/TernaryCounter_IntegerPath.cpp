@@ -49,7 +49,6 @@ struct QuantizedRows {
         Kokkos::subview(q, std::make_pair(rows, rows + int8_padding_rows), Kokkos::ALL),
         std::int8_t(0));
   }
-  std::int64_t rows() const { return scale.extent(0); }
 };
 
 /// Quantizes each row r of src [R, K] (times column_scale[k] when Scaled) to q(r, :): nearest,
@@ -67,6 +66,7 @@ struct RowQuantizer {
   QuantizedRows<Mem> dst;
   std::uint32_t key = 0;
   std::int64_t first_row = 0;
+  bool avx512 = false;  ///< hosts: the AVX-512 copy of the nearest rounding (set by run)
 
   KOKKOS_INLINE_FUNCTION float value(std::int64_t r, std::int64_t k) const {
     if constexpr (Scaled) {
@@ -96,18 +96,16 @@ struct RowQuantizer {
     const QuantizeRule rule(amax);
     const std::uint32_t row_elem = element_index(first_row + r, depth, 0);
     std::int32_t sum = 0;
+    bool vectorized = false;
 #if TERNARYCOUNTER_HOST_VNNI
     if constexpr (host && !Scaled && !Stochastic) {
-      if (!rule.zero && HostInt8::runs_avx512()) {
+      if (avx512 && !rule.zero) {
         sum = HostInt8::quantize_nearest_row(&src(r, 0), depth, amax, &dst.q(r, 0));
-        for (std::int64_t k = depth; k < padded; ++k) dst.q(r, k) = 0;
-        dst.scale(r) = dequantization_scale(amax);
-        dst.sums(r) = sum;
-        return;
+        vectorized = true;
       }
     }
 #endif
-    for (std::int64_t k = 0; k < depth; ++k) {
+    for (std::int64_t k = 0; k < depth && !vectorized; ++k) {
       const int q = quantize(rule, row_elem, r, k);
       dst.q(r, k) = std::int8_t(q);
       sum += q;
@@ -146,10 +144,12 @@ struct RowQuantizer {
 
   void run(const ExecSpace& space, const char* label) const {
     if constexpr (host) {
+      RowQuantizer rows = *this;
+      rows.avx512 = HostInt8::runs_avx512();  // once per launch: it reads the environment
       Kokkos::parallel_for(label,
                            Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(
                                space, 0, std::int64_t(src.extent(0))),
-                           *this);
+                           rows);
     } else {
       Kokkos::parallel_for(label, Kokkos::TeamPolicy<ExecSpace>(space, src.extent(0), Kokkos::AUTO),
                            *this);
@@ -174,6 +174,7 @@ struct ColumnQuantizer {
   QuantizedRows<Mem> gq;
   std::uint32_t key = 0;
   std::int64_t row_offset = 0;
+  bool avx512 = false;  ///< hosts: the AVX-512 copy of x's nearest rounding (set by run)
 
   KOKKOS_INLINE_FUNCTION static std::int64_t blocks(std::int64_t n) {
     return (n + width - 1) / width;
@@ -191,7 +192,7 @@ struct ColumnQuantizer {
     }
 #if TERNARYCOUNTER_HOST_VNNI
     if constexpr (W % 16 == 0 && std::is_same_v<Mem, Kokkos::HostSpace>) {
-      if (HostInt8::runs_avx512()) {
+      if (avx512) {
         for (std::int64_t m = 0; m < M; ++m) {
           HostInt8::quantize_nearest_columns(&x(m, c0), W, amax, &xq(m, c0));
         }
@@ -275,10 +276,12 @@ struct ColumnQuantizer {
   }
 
   void run(const ExecSpace& space, const char* label) const {
+    ColumnQuantizer columns = *this;
+    columns.avx512 = HostInt8::runs_avx512();  // once per launch: it reads the environment
     Kokkos::parallel_for(label,
                          Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(
                              space, 0, blocks(x.extent(1)) + blocks(grad_out.extent(1))),
-                         *this);
+                         columns);
   }
 };
 

@@ -6,19 +6,14 @@
 # and an error that names the differing option and the ranks. Nothing may finish with rc 0.
 set(base --dataset teacher --steps 4 --batch 8 --eval 16 --in 8 --hidden 8 --log-every 1000)
 file(MAKE_DIRECTORY "${WORK}")
+include(${CMAKE_CURRENT_LIST_DIR}/RequireRefusal.cmake)
 
 function(expect_refused name expected)
   cmake_parse_arguments(PARSE_ARGV 2 arg "" "" "RANK0;RANK1")
   execute_process(COMMAND ${MPIEXEC} ${MPIFLAGS} -np 1 ${TRAIN} ${arg_RANK0} : -np 1 ${TRAIN}
                           ${arg_RANK1}
                   OUTPUT_VARIABLE out ERROR_VARIABLE err RESULT_VARIABLE rc TIMEOUT 90)
-  if(rc EQUAL 0 OR NOT rc MATCHES "^[0-9]+$" OR rc GREATER_EQUAL 128)
-    message(FATAL_ERROR "${name}: rc '${rc}' (expected a prompt non-zero exit below 128)\n${out}\n${err}")
-  endif()
-  if(NOT err MATCHES "${expected}")
-    message(FATAL_ERROR "${name}: stderr does not match '${expected}':\n${err}")
-  endif()
-  message(STATUS "${name}: refused (rc ${rc})")
+  require_refusal("${name}" "${expected}" "${rc}" "${out}" "${err}")
 endfunction()
 
 expect_refused("different --steps" "the ranks disagree on --steps: rank 0 has '4' but rank 1 has '3'"

@@ -5,17 +5,12 @@
 set(base --dataset teacher --steps 2 --batch 8 --eval 16 --in 8 --hidden 8 --log-every 1000)
 file(REMOVE_RECURSE "${WORK}")
 file(MAKE_DIRECTORY "${WORK}")
+include(${CMAKE_CURRENT_LIST_DIR}/RequireRefusal.cmake)
 
 function(expect_refused name expected)
   execute_process(COMMAND ${TRAIN} ${ARGN} OUTPUT_VARIABLE out ERROR_VARIABLE err
                   RESULT_VARIABLE rc TIMEOUT 30)
-  if(NOT rc MATCHES "^[0-9]+$" OR rc EQUAL 0 OR rc GREATER_EQUAL 128)
-    message(FATAL_ERROR "${name}: rc '${rc}' (expected a prompt exit in [1, 127])\n${out}\n${err}")
-  endif()
-  if(NOT err MATCHES "${expected}")
-    message(FATAL_ERROR "${name}: stderr does not match '${expected}':\n${err}")
-  endif()
-  message(STATUS "${name}: refused (rc ${rc})")
+  require_refusal("${name}" "${expected}" "${rc}" "${out}" "${err}")
 endfunction()
 
 expect_refused("--batch 2^63-1" "--batch needs an integer in \\[1, 2147483647\\]"

@@ -314,26 +314,29 @@ __attribute__((target("avx512f,avx512bw,avx512vbmi"))) inline __m512i decode_ter
                          _mm512_maskz_mov_epi8(_mm512_cmpge_epu8_mask(k, two_lv), one));
 }
 
+/// QuantizeRule::nearest of 16 levels w = (x / a) * 127: floor, then up where the rest is over
+/// a half or a half above an odd integer (ties to even).
+__attribute__((target("avx512f,avx512bw,avx512vl"))) inline __m512i round_half_even(__m512 w) {
+  const __m512 f = _mm512_roundscale_ps(w, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
+  const __m512 d = _mm512_sub_ps(w, f), half = _mm512_set1_ps(0.5f);
+  const __m512i whole = _mm512_cvttps_epi32(f), one = _mm512_set1_epi32(1);
+  const __mmask16 up =
+      _mm512_cmp_ps_mask(d, half, _CMP_GT_OQ) |
+      (_mm512_cmp_ps_mask(d, half, _CMP_EQ_OQ) & _mm512_test_epi32_mask(whole, one));
+  return _mm512_mask_add_epi32(whole, up, whole, one);
+}
+
 /// QuantizeRule(a).nearest of n floats into q, 16 lanes at a time (the same IEEE operations in
-/// the same order as the scalar rule: the division, the product by 127, floor, ties to even);
-/// returns the sum of the q. Call for a row whose absmax `a` is positive and finite.
+/// the same order as the scalar rule); returns the sum of the q. Call for a row whose absmax `a`
+/// is positive and finite.
 __attribute__((target("avx512f,avx512bw,avx512vl"))) inline std::int32_t quantize_nearest_row(
     const float* x, std::int64_t n, float a, std::int8_t* q) {
-  const __m512 divisor = _mm512_set1_ps(a), levels = _mm512_set1_ps(127.0f),
-               half = _mm512_set1_ps(0.5f);
-  const __m512i one = _mm512_set1_epi32(1);
+  const __m512 divisor = _mm512_set1_ps(a), levels = _mm512_set1_ps(127.0f);
   __m512i sum = _mm512_setzero_si512();
   for (std::int64_t i = 0; i < n; i += 16) {
     const __mmask16 lanes = n - i >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << (n - i)) - 1);
-    const __m512 w =
-        _mm512_mul_ps(_mm512_div_ps(_mm512_maskz_loadu_ps(lanes, x + i), divisor), levels);
-    const __m512 f = _mm512_roundscale_ps(w, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
-    const __m512 d = _mm512_sub_ps(w, f);
-    const __m512i whole = _mm512_cvttps_epi32(f);
-    const __mmask16 up =
-        _mm512_cmp_ps_mask(d, half, _CMP_GT_OQ) |
-        (_mm512_cmp_ps_mask(d, half, _CMP_EQ_OQ) & _mm512_test_epi32_mask(whole, one));
-    const __m512i v = _mm512_mask_add_epi32(whole, up, whole, one);
+    const __m512i v = round_half_even(
+        _mm512_mul_ps(_mm512_div_ps(_mm512_maskz_loadu_ps(lanes, x + i), divisor), levels));
     sum = _mm512_mask_add_epi32(sum, lanes, sum, v);
     _mm512_mask_cvtepi32_storeu_epi8(q + i, lanes, v);
   }
@@ -344,9 +347,8 @@ __attribute__((target("avx512f,avx512bw,avx512vl"))) inline std::int32_t quantiz
 /// a[j] (0 or non-finite: q = 0); the same operations as the scalar rule, 16 lanes at a time.
 __attribute__((target("avx512f,avx512bw,avx512vl"))) inline void quantize_nearest_columns(
     const float* x, std::int64_t n, const float* a, std::int8_t* q) {
-  const __m512 levels = _mm512_set1_ps(127.0f), half = _mm512_set1_ps(0.5f),
-               zero = _mm512_setzero_ps(), largest = _mm512_set1_ps(FLT_MAX);
-  const __m512i one = _mm512_set1_epi32(1);
+  const __m512 levels = _mm512_set1_ps(127.0f), zero = _mm512_setzero_ps(),
+               largest = _mm512_set1_ps(FLT_MAX);
   for (std::int64_t j = 0; j < n; j += 16) {
     const __m512 av = _mm512_loadu_ps(a + j);
     const __mmask16 keep =
@@ -354,14 +356,7 @@ __attribute__((target("avx512f,avx512bw,avx512vl"))) inline void quantize_neares
     const __m512 divisor = _mm512_mask_blend_ps(keep, _mm512_set1_ps(1.0f), av);
     const __m512 w = _mm512_maskz_mov_ps(
         keep, _mm512_mul_ps(_mm512_div_ps(_mm512_loadu_ps(x + j), divisor), levels));
-    const __m512 f = _mm512_roundscale_ps(w, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
-    const __m512 d = _mm512_sub_ps(w, f);
-    const __m512i whole = _mm512_cvttps_epi32(f);
-    const __mmask16 up =
-        _mm512_cmp_ps_mask(d, half, _CMP_GT_OQ) |
-        (_mm512_cmp_ps_mask(d, half, _CMP_EQ_OQ) & _mm512_test_epi32_mask(whole, one));
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(q + j),
-                     _mm512_cvtepi32_epi8(_mm512_mask_add_epi32(whole, up, whole, one)));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(q + j), _mm512_cvtepi32_epi8(round_half_even(w)));
   }
 }
 

@@ -43,7 +43,6 @@ struct Int8Rows {
 /// a group are one packed group of codes.
 template <class MemorySpace>
 struct TernaryByColumn {
-  static constexpr int offset_kind = 1;  ///< the hosts' VNNI engine packs t + 1 (unsigned)
   Kokkos::View<const std::uint8_t**, Kokkos::LayoutRight, MemorySpace> codes;
   int C = 8;
 
