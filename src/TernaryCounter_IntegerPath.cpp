@@ -5,6 +5,7 @@
 #include "impl/TernaryCounter_CublasInt8.hpp"
 #include "impl/TernaryCounter_DecodedBlocks.hpp"
 #include "impl/TernaryCounter_ExecutionSpaces.hpp"
+#include "impl/TernaryCounter_FewSampleInt8Forward.hpp"
 #include "impl/TernaryCounter_HostInt8Gemm.hpp"
 #include "impl/TernaryCounter_IntegerOperands.hpp"
 #include "impl/TernaryCounter_Quantize.hpp"
@@ -485,6 +486,9 @@ void forward_int8(const ExecSpace& space,
                                    "TernaryCounter::forward::int8_few_samples");
       return;
     }
+  }
+  if constexpr (!host_space<ExecSpace>) {  // hosts have their own (VBMI, above)
+    if (few_sample_int8_forward(space, xq.q, xq.sums, state, M, epilogue)) return;
   }
   if constexpr (vendor_gemm_space<ExecSpace>) {
     if (vendor_forward(space, state, xq, y, epilogue)) return;
