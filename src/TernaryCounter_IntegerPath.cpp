@@ -313,6 +313,12 @@ struct ColumnQuantizer {
   }
 };
 
+/// v, or the quiet NaN 0x7FC00000 where v is a NaN: an output's NaN has the same bits on every
+/// backend (GPUs' arithmetic gives other NaN bits than CPUs'; SPEC §6).
+KOKKOS_INLINE_FUNCTION float canonical_nan(float v) {
+  return v != v ? Kokkos::Experimental::quiet_NaN_v<float> : v;
+}
+
 /// y(m, o) = (float(Y) * s_m) * scale[o].
 template <class Mem>
 struct ForwardEpilogue {
@@ -320,13 +326,13 @@ struct ForwardEpilogue {
   FloatVector<Mem> sample_scale;
   Kokkos::View<const float*, Mem> row_scale;
   KOKKOS_INLINE_FUNCTION void store(std::int64_t m, std::int64_t o, std::int32_t sum) const {
-    y(m, o) = (float(sum) * sample_scale(m)) * row_scale(o);
+    y(m, o) = canonical_nan((float(sum) * sample_scale(m)) * row_scale(o));
   }
   void store_run(std::int64_t m, std::int64_t o0, int n, const std::int32_t* sums) const {
     const float s = sample_scale(m);
     float* out = &y(m, o0);
     const float* scale = &row_scale(o0);
-    for (int j = 0; j < n; ++j) out[j] = (float(sums[j]) * s) * scale[j];
+    for (int j = 0; j < n; ++j) out[j] = canonical_nan((float(sums[j]) * s) * scale[j]);
   }
 };
 
@@ -336,12 +342,12 @@ struct BackwardInputEpilogue {
   OutputView<Mem> grad_x;
   FloatVector<Mem> sample_scale;
   KOKKOS_INLINE_FUNCTION void store(std::int64_t m, std::int64_t i, std::int32_t sum) const {
-    grad_x(m, i) = float(sum) * sample_scale(m);
+    grad_x(m, i) = canonical_nan(float(sum) * sample_scale(m));
   }
   void store_run(std::int64_t m, std::int64_t i0, int n, const std::int32_t* sums) const {
     const float r = sample_scale(m);
     float* out = &grad_x(m, i0);
-    for (int j = 0; j < n; ++j) out[j] = float(sums[j]) * r;
+    for (int j = 0; j < n; ++j) out[j] = canonical_nan(float(sums[j]) * r);
   }
 };
 
