@@ -10,6 +10,7 @@
 #include "impl/TernaryCounter_IntegerOperands.hpp"
 #include "impl/TernaryCounter_Quantize.hpp"
 #include "impl/TernaryCounter_RowUpdateKernel.hpp"
+#include "impl/TernaryCounter_TiledColumnQuantizer.hpp"
 
 #include <algorithm>
 #include <sstream>
@@ -160,19 +161,18 @@ struct RowQuantizer {
   }
 };
 
-/// The weight gradient's operands (SPEC §6, update from IO): x quantized per column (nearest) to
-/// xq [M, in] on hosts (their engine packs panels from it) or transposed to xq [in, Mp] on GPUs
-/// (the depth-contiguous operand of the vendor GEMM), and grad_out per column, transposed, to
+/// The weight gradient's operands on hosts (SPEC §6, update from IO; GPUs: TiledColumnQuantizer):
+/// x quantized per column to xq [M, in] (nearest) and grad_out per column, transposed, to
 /// gq [out, Mp] (stochastic on stream tag_w with elem = (row_offset + o) * M + m), with the
 /// columns' scales and gq's row sums.
-/// A work item takes `width` adjacent columns of one matrix and reads the samples' rows
-/// contiguously (one column per GPU thread; a vector's worth on hosts); transposed rows are
-/// written through a small tile of `tile` samples.
+/// A thread takes `width` adjacent columns of one matrix and reads the samples' rows contiguously
+/// (in loops that vectorize); gq's transposed rows are written through a small tile of `tile`
+/// samples.
 template <class ExecSpace>
 struct ColumnQuantizer {
   using Mem = typename ExecSpace::memory_space;
-  static constexpr bool host = std::is_same_v<Mem, Kokkos::HostSpace>;
-  static constexpr int width = host ? 128 : 1;
+  static_assert(std::is_same_v<Mem, Kokkos::HostSpace>);
+  static constexpr int width = 128;
   static constexpr int tile = 64;
   InputView<Mem> x, grad_out;
   Int8Matrix<Mem> xq;
@@ -186,7 +186,7 @@ struct ColumnQuantizer {
     return (n + width - 1) / width;
   }
 
-  /// Hosts: xq(m, c0 + j) for every sample, rows of W levels.
+  /// xq(m, c0 + j) for every sample, rows of W levels.
   template <int W>
   KOKKOS_INLINE_FUNCTION void quantize_x_rows(std::int64_t c0, const float* amax) const {
     const std::int64_t M = x.extent(0);
@@ -217,22 +217,15 @@ struct ColumnQuantizer {
       const float* row = &x(m, c0);
       for (int j = 0; j < W; ++j) amax[j] = absmax_join(amax[j], absmax_term(row[j]));
     }
-    if constexpr (!host) {
-      transposed_rows<W>(c0, xq, [&](std::int64_t m, int j) {
-        return QuantizeRule(amax[j]).nearest(x(m, c0 + j));
-      });
-    } else {
-      quantize_x_rows<W>(c0, amax);
-    }
+    quantize_x_rows<W>(c0, amax);
     for (int j = 0; j < W; ++j) x_scale(c0 + j) = dequantization_scale(amax[j]);
   }
 
-  /// dst(c0 + j, m) = level(m, j) for the M samples, zeros to dst's padded depth; returns the
-  /// levels' sums through `sum` when given.
+  /// dst(c0 + j, m) = level(m, j) for the M samples, zeros to dst's padded depth; adds the
+  /// levels to sum[j].
   template <int W, class Level>
   KOKKOS_INLINE_FUNCTION void transposed_rows(std::int64_t c0, const Int8Matrix<Mem>& dst,
-                                              const Level& level,
-                                              std::int32_t* sum = nullptr) const {
+                                              const Level& level, std::int32_t* sum) const {
     const std::int64_t M = x.extent(0), padded = dst.extent(1);
     for (std::int64_t m0 = 0; m0 < padded; m0 += tile) {
       std::int8_t q[tile][W];
@@ -242,7 +235,7 @@ struct ColumnQuantizer {
         for (int j = 0; j < W; ++j) {
           const int v = m < M ? level(m, j) : 0;
           q[e][j] = std::int8_t(v);
-          if (sum != nullptr) sum[j] += v;
+          sum[j] += v;
         }
       }
       for (int j = 0; j < W; ++j) {
@@ -535,8 +528,9 @@ void update_from_io_int8(
   const std::int64_t M = x.extent(0), in = state.in(), out = state.out();
   require_int8_bound("update_from_io", "M (samples)", M, int8_max_samples);
   const UpdateConstants k = make_update_constants(params, out, in);
-  // Hosts: xq [M, in]; GPUs: xq transposed, [in, Mp] (ColumnQuantizer).
-  const bool by_sample = host_space<ExecSpace>;
+  // Hosts: xq [M, in] (ColumnQuantizer); GPUs: xq transposed, [in, Mp] (TiledColumnQuantizer).
+  constexpr bool tiled_columns = !host_space<ExecSpace>;
+  const bool by_sample = !tiled_columns;
   const Int8Matrix<Mem> xq(Kokkos::view_alloc(space, "TernaryCounter::update_from_io::int8_x",
                                               Kokkos::WithoutInitializing),
                            by_sample ? M : in, by_sample ? in : padded_depth(M));
@@ -545,9 +539,19 @@ void update_from_io_int8(
                          Kokkos::WithoutInitializing),
       in);
   const QuantizedRows<Mem> gq("TernaryCounter::update_from_io::int8_grad_out", out, M);
-  ColumnQuantizer<ExecSpace>{
-      x, grad_out, xq, x_scale, gq, stream_key(params.seed, int8_weight_gradient_tag), k.row_offset}
-      .run(space, "TernaryCounter::update_from_io::quantize_columns");
+  const std::uint32_t key = stream_key(params.seed, int8_weight_gradient_tag);
+  if constexpr (!tiled_columns) {
+    ColumnQuantizer<ExecSpace>{x, grad_out, xq, x_scale, gq, key, k.row_offset}.run(
+        space, "TernaryCounter::update_from_io::quantize_columns");
+  } else {
+    const Kokkos::View<std::uint32_t*, Mem> amax_bits(
+        Kokkos::view_alloc(space, "TernaryCounter::update_from_io::int8_absmax",
+                           Kokkos::WithoutInitializing),
+        in + out);
+    TiledColumnQuantizer<ExecSpace>{x,        grad_out, xq,        x_scale, gq.q,
+                                    gq.scale, gq.sums,  amax_bits, key,     k.row_offset}
+        .run(space);
+  }
   Kokkos::deep_copy(space, skipped_rows, std::int64_t(0));
   const std::int64_t chunk = std::max<std::int64_t>(1, workspace.extent(0));
   for (std::int64_t first = 0; first < out; first += chunk) {
@@ -561,7 +565,7 @@ void update_from_io_int8(
     part.sums = Kokkos::subview(gq.sums, rows);
     const GradientEpilogue<Mem> epilogue{gradient, part.scale, x_scale};
     const char* label = "TernaryCounter::update_from_io::int8_gradient";
-    if constexpr (host_space<ExecSpace>) {
+    if constexpr (!tiled_columns) {
       run_integer_product(space, part, Int8ByDepth<Mem>{xq}, state.C, n, in, epilogue, label);
     } else {
       const std::int64_t depth = part.q.extent(1);
@@ -570,7 +574,9 @@ void update_from_io_int8(
         finish_in_place(space, gradient, n, in, epilogue,
                         "TernaryCounter::update_from_io::int8_epilogue");
       } else {
-        run_integer_product(space, part, Int8ByColumn<Mem>{xq}, state.C, n, in, epilogue, label);
+        PortableIntegerProduct<ExecSpace, Int8ByColumn<Mem>, GradientEpilogue<Mem>>{
+            Int8Rows<Mem>{part.q}, Int8ByColumn<Mem>{xq}, epilogue, n, in, depth / 4}
+            .run(space, label);
       }
     }
     UpdateConstants chunk_k = k;

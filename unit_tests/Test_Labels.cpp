@@ -104,6 +104,13 @@ std::vector<std::string> int8_backward_input_labels() {
           int8_label("backward_input::int8_product")};
 }
 
+/// update_from_io's quantizers: GPUs find the columns' absmax first (TiledColumnQuantizer).
+std::vector<std::string> int8_column_quantizer_labels() {
+  if (on_host) return {"TernaryCounter::update_from_io::quantize_columns"};
+  return {"TernaryCounter::update_from_io::column_absmax",
+          "TernaryCounter::update_from_io::quantize_columns"};
+}
+
 /// The weight gradient of one chunk of rows (before its row update).
 std::string int8_gradient_label() {
   return vendor_int8_gemm ? "TernaryCounter::update_from_io::int8_epilogue"
@@ -173,8 +180,10 @@ TEST(Labels, EveryKernelHasItsOwnLabel) {
       int8_params.precision = Precision::int8;
       const std::vector<std::string> int8_from_io =
           labels_of([&] { update_from_io(ExecSpace{}, *state, x, grad_out, int8_params); });
-      std::vector<std::string> int8_chunks = {"TernaryCounter::update_from_io::quantize_columns"};
-      for (std::size_t c = 0; c < std::max<std::size_t>(1, int8_from_io.size() / 2); ++c) {
+      std::vector<std::string> int8_chunks = int8_column_quantizer_labels();
+      const std::size_t int8_chunk_count =
+          (int8_from_io.size() - int8_chunks.size()) / 2;  // gradient + row update per chunk
+      for (std::size_t c = 0; c < std::max<std::size_t>(1, int8_chunk_count); ++c) {
         int8_chunks.push_back(int8_gradient_label());
         int8_chunks.push_back("TernaryCounter::row_update");
       }
@@ -199,7 +208,7 @@ TEST(Labels, EveryKernelHasItsOwnLabel) {
       expected.insert(std::string("TernaryCounter::") + call + "::tiles");
     }
   }
-  expected.insert("TernaryCounter::update_from_io::quantize_columns");
+  for (const std::string& label : int8_column_quantizer_labels()) expected.insert(label);
   expected.insert(int8_gradient_label());
   for (const std::string& label : int8_backward_input_labels()) expected.insert(label);
   for (const Product& p : products) {
