@@ -10,6 +10,7 @@
 #include "impl/TernaryCounter_IntegerOperands.hpp"
 #include "impl/TernaryCounter_Quantize.hpp"
 #include "impl/TernaryCounter_RowUpdateKernel.hpp"
+#include "impl/TernaryCounter_ScratchArena.hpp"
 #include "impl/TernaryCounter_TiledColumnQuantizer.hpp"
 
 #include <algorithm>
@@ -37,23 +38,34 @@ template <class MemorySpace>
 using IntVector = Kokkos::View<std::int32_t*, MemorySpace>;
 
 /// A matrix quantized by rows: q [R + int8_padding_rows, Kp] (zero padding), the rows' scales and
-/// integer sums.
+/// integer sums, in a call's scratch.
 template <class MemorySpace>
 struct QuantizedRows {
   Int8Matrix<MemorySpace> q;
   FloatVector<MemorySpace> scale;
   IntVector<MemorySpace> sums;
 
-  QuantizedRows(const std::string& label, std::int64_t rows, std::int64_t depth)
-      : q(Kokkos::view_alloc(label + ".q", Kokkos::WithoutInitializing), rows + int8_padding_rows,
-          padded_depth(depth)),
-        scale(Kokkos::view_alloc(label + ".scale", Kokkos::WithoutInitializing), rows),
-        sums(Kokkos::view_alloc(label + ".sums", Kokkos::WithoutInitializing), rows) {
+  static std::size_t bytes(std::int64_t rows, std::int64_t depth) {
+    return scratch_bytes<std::int8_t>((rows + int8_padding_rows) * padded_depth(depth)) +
+           scratch_bytes<float>(rows) + scratch_bytes<std::int32_t>(rows);
+  }
+  template <class ExecSpace>
+  QuantizedRows(const ExecSpace& space, ScratchArena<ExecSpace>& arena, std::int64_t rows,
+                std::int64_t depth)
+      : q(arena.template take<std::int8_t>((rows + int8_padding_rows) * padded_depth(depth)),
+          rows + int8_padding_rows, padded_depth(depth)),
+        scale(arena.template take<float>(rows), rows),
+        sums(arena.template take<std::int32_t>(rows), rows) {
     Kokkos::deep_copy(
-        Kokkos::subview(q, std::make_pair(rows, rows + int8_padding_rows), Kokkos::ALL),
+        space, Kokkos::subview(q, std::make_pair(rows, rows + int8_padding_rows), Kokkos::ALL),
         std::int8_t(0));
   }
 };
+
+/// The scratch of a block of decoded weights: `rows` rows (at most) of `depth` int8.
+inline std::size_t decoded_block_scratch(std::int64_t rows, std::int64_t depth) {
+  return scratch_bytes<std::int8_t>(decoded_block_rows(rows, depth) * depth);
+}
 
 /// Quantizes each row r of src [R, K] (times column_scale[k] when Scaled) to q(r, :): nearest,
 /// or stochastic on the stream `key` with elem = (first_row + r) * K + k (SPEC §6, forward /
@@ -390,7 +402,7 @@ bool vendor_int8_gemm(const ExecSpace& space, std::int64_t rows, std::int64_t co
 
 /// forward on the vendor GEMM over blocks of decoded rows of W; false where it cannot run.
 template <class ExecSpace>
-bool vendor_forward(const ExecSpace& space,
+bool vendor_forward(const ExecSpace& space, ScratchArena<ExecSpace>& arena,
                     const PackedState<typename ExecSpace::memory_space>& state,
                     const QuantizedRows<typename ExecSpace::memory_space>& xq,
                     const OutputView<typename ExecSpace::memory_space>& y,
@@ -398,9 +410,7 @@ bool vendor_forward(const ExecSpace& space,
   const std::int64_t M = y.extent(0), out = state.out(), depth = xq.q.extent(1);
   const std::int64_t block = decoded_block_rows(out, depth);
   const Int8Matrix<typename ExecSpace::memory_space> w(
-      Kokkos::view_alloc(space, "TernaryCounter::forward::int8_decoded_rows",
-                         Kokkos::WithoutInitializing),
-      block, depth);
+      arena.template take<std::int8_t>(block * depth), block, depth);
   for (std::int64_t o0 = 0; o0 < out; o0 += block) {
     const std::int64_t n = std::min(block, out - o0);
     DecodeWeightRows<ExecSpace>{state.codes, state.C, w, o0, n}.run(space);
@@ -416,16 +426,15 @@ bool vendor_forward(const ExecSpace& space,
 /// backward_input on the vendor GEMM over blocks of decoded, transposed columns of W.
 template <class ExecSpace>
 bool vendor_backward_input(
-    const ExecSpace& space, const PackedState<typename ExecSpace::memory_space>& state,
+    const ExecSpace& space, ScratchArena<ExecSpace>& arena,
+    const PackedState<typename ExecSpace::memory_space>& state,
     const QuantizedRows<typename ExecSpace::memory_space>& hq,
     const OutputView<typename ExecSpace::memory_space>& grad_x,
     const BackwardInputEpilogue<typename ExecSpace::memory_space>& epilogue) {
   const std::int64_t M = grad_x.extent(0), in = state.in(), depth = hq.q.extent(1);
   const std::int64_t block = decoded_block_rows(in, depth);
   const Int8Matrix<typename ExecSpace::memory_space> w(
-      Kokkos::view_alloc(space, "TernaryCounter::backward_input::int8_decoded_columns",
-                         Kokkos::WithoutInitializing),
-      block, depth);
+      arena.template take<std::int8_t>(block * depth), block, depth);
   for (std::int64_t i0 = 0; i0 < in; i0 += block) {
     const std::int64_t n = std::min(block, in - i0);
     DecodeWeightColumns<ExecSpace>{state.codes, state.C, w, i0, n}.run(space);
@@ -471,7 +480,12 @@ void forward_int8(const ExecSpace& space,
   using Mem = typename ExecSpace::memory_space;
   require_int8_bound("forward", "in", state.in(), int8_max_depth);
   const std::int64_t M = x.extent(0);
-  const QuantizedRows<Mem> xq("TernaryCounter::forward::int8_x", M, state.in());
+  std::size_t bytes = QuantizedRows<Mem>::bytes(M, state.in());
+  if constexpr (vendor_gemm_space<ExecSpace>) {
+    bytes += decoded_block_scratch(state.out(), padded_depth(state.in()));
+  }
+  ScratchArena<ExecSpace> arena(space, bytes);
+  const QuantizedRows<Mem> xq(space, arena, M, state.in());
   RowQuantizer<ExecSpace, false, false>{x, {}, xq, 0}.run(space,
                                                           "TernaryCounter::forward::quantize_x");
   const TernaryByColumn<Mem> weights{state.codes, state.C};
@@ -490,7 +504,7 @@ void forward_int8(const ExecSpace& space,
     if (few_sample_int8_forward(space, xq.q, xq.sums, state, M, epilogue)) return;
   }
   if constexpr (vendor_gemm_space<ExecSpace>) {
-    if (vendor_forward(space, state, xq, y, epilogue)) return;
+    if (vendor_forward(space, arena, state, xq, y, epilogue)) return;
   }
   run_integer_product(space, xq, weights, state.C, M, state.out(), epilogue,
                       "TernaryCounter::forward::int8_product");
@@ -505,13 +519,18 @@ void backward_input_int8(const ExecSpace& space,
   using Mem = typename ExecSpace::memory_space;
   require_int8_bound("backward_input", "out", state.out(), int8_max_depth);
   const std::int64_t M = grad_out.extent(0);
-  const QuantizedRows<Mem> hq("TernaryCounter::backward_input::int8_grad_out", M, state.out());
+  std::size_t bytes = QuantizedRows<Mem>::bytes(M, state.out());
+  if constexpr (vendor_gemm_space<ExecSpace>) {
+    bytes += decoded_block_scratch(state.in(), padded_depth(state.out()));
+  }
+  ScratchArena<ExecSpace> arena(space, bytes);
+  const QuantizedRows<Mem> hq(space, arena, M, state.out());
   RowQuantizer<ExecSpace, true, true>{grad_out, state.scale, hq,
                                       stream_key(seed, int8_backward_input_tag), sample_offset}
       .run(space, "TernaryCounter::backward_input::quantize_grad_out");
   const BackwardInputEpilogue<Mem> epilogue{grad_x, hq.scale};
   if constexpr (vendor_gemm_space<ExecSpace>) {
-    if (vendor_backward_input(space, state, hq, grad_x, epilogue)) return;
+    if (vendor_backward_input(space, arena, state, hq, grad_x, epilogue)) return;
   }
   run_integer_product(space, hq, TernaryByDepth<Mem>{state.codes, state.C}, state.C, M, state.in(),
                       epilogue, "TernaryCounter::backward_input::int8_product");
@@ -530,24 +549,22 @@ void update_from_io_int8(
   const UpdateConstants k = make_update_constants(params, out, in);
   // Hosts: xq [M, in] (ColumnQuantizer); GPUs: xq transposed, [in, Mp] (TiledColumnQuantizer).
   constexpr bool tiled_columns = !host_space<ExecSpace>;
-  const bool by_sample = !tiled_columns;
-  const Int8Matrix<Mem> xq(Kokkos::view_alloc(space, "TernaryCounter::update_from_io::int8_x",
-                                              Kokkos::WithoutInitializing),
-                           by_sample ? M : in, by_sample ? in : padded_depth(M));
-  const FloatVector<Mem> x_scale(
-      Kokkos::view_alloc(space, "TernaryCounter::update_from_io::int8_x_scale",
-                         Kokkos::WithoutInitializing),
-      in);
-  const QuantizedRows<Mem> gq("TernaryCounter::update_from_io::int8_grad_out", out, M);
+  const std::int64_t xq_rows = tiled_columns ? in : M;
+  const std::int64_t xq_cols = tiled_columns ? padded_depth(M) : in;
+  ScratchArena<ExecSpace> arena(
+      space, scratch_bytes<std::int8_t>(xq_rows * xq_cols) + scratch_bytes<float>(in) +
+                 QuantizedRows<Mem>::bytes(out, M) +
+                 (tiled_columns ? scratch_bytes<std::uint32_t>(in + out) : 0));
+  const Int8Matrix<Mem> xq(arena.template take<std::int8_t>(xq_rows * xq_cols), xq_rows, xq_cols);
+  const FloatVector<Mem> x_scale(arena.template take<float>(in), in);
+  const QuantizedRows<Mem> gq(space, arena, out, M);
   const std::uint32_t key = stream_key(params.seed, int8_weight_gradient_tag);
   if constexpr (!tiled_columns) {
     ColumnQuantizer<ExecSpace>{x, grad_out, xq, x_scale, gq, key, k.row_offset}.run(
         space, "TernaryCounter::update_from_io::quantize_columns");
   } else {
-    const Kokkos::View<std::uint32_t*, Mem> amax_bits(
-        Kokkos::view_alloc(space, "TernaryCounter::update_from_io::int8_absmax",
-                           Kokkos::WithoutInitializing),
-        in + out);
+    const Kokkos::View<std::uint32_t*, Mem> amax_bits(arena.template take<std::uint32_t>(in + out),
+                                                      in + out);
     TiledColumnQuantizer<ExecSpace>{x,        grad_out, xq,        x_scale, gq.q,
                                     gq.scale, gq.sums,  amax_bits, key,     k.row_offset}
         .run(space);

@@ -29,33 +29,36 @@ inline std::int64_t decoded_block_rows(std::int64_t rows, std::int64_t depth) {
   return std::min((rows + decoded_tile - 1) / decoded_tile * decoded_tile, fit);
 }
 
-/// dst(r, k) = t[first + r, k] for r < rows, 0 for k past `in` (forward's B: W's rows).
+/// dst(r, k) = t[first + r, k] for r < rows, 0 for k past `in` (forward's B: W's rows). A team
+/// per row, a thread per group of 4 codes (one 32-bit word of dst).
 template <class ExecSpace>
 struct DecodeWeightRows {
   using Mem = typename ExecSpace::memory_space;
+  using member_type = typename Kokkos::TeamPolicy<ExecSpace>::member_type;
   Kokkos::View<const std::uint8_t**, Kokkos::LayoutRight, Mem> codes;
   int C = 8;
   Int8Matrix<Mem> dst;
   std::int64_t first = 0, rows = 0;
 
-  KOKKOS_INLINE_FUNCTION void operator()(std::int64_t idx) const {
-    const std::int64_t words = dst.extent(1) / 4;  // 4 decoded codes per 32-bit word
-    const std::int64_t r = idx / words, g = idx % words;
-    std::uint32_t packed = 0;
-    if (3 * g < std::int64_t(codes.extent(1))) {
-      const std::uint32_t word = load_group(&codes(first + r, 3 * g));
-      for (int e = 0; e < 4; ++e) {
-        packed |= std::uint32_t(std::uint8_t(decode_ternary(group_code(word, e), C))) << (8 * e);
+  KOKKOS_INLINE_FUNCTION void operator()(const member_type& team) const {
+    const std::int64_t r = team.league_rank(), groups = codes.extent(1) / 3;
+    const std::uint8_t* row = &codes(first + r, 0);
+    std::uint32_t* out = reinterpret_cast<std::uint32_t*>(&dst(r, 0));
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, dst.extent(1) / 4), [&](std::int64_t g) {
+      std::uint32_t packed = 0;
+      if (g < groups) {
+        const std::uint32_t word = load_group(row + 3 * g);
+        for (int e = 0; e < 4; ++e) {
+          packed |= std::uint32_t(std::uint8_t(decode_ternary(group_code(word, e), C))) << (8 * e);
+        }
       }
-    }
-    *reinterpret_cast<std::uint32_t*>(&dst(r, 4 * g)) = packed;
+      out[g] = packed;
+    });
   }
 
   void run(const ExecSpace& space) const {
     Kokkos::parallel_for("TernaryCounter::forward::int8_decode_rows",
-                         Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(
-                             space, 0, rows * std::int64_t(dst.extent(1) / 4)),
-                         *this);
+                         Kokkos::TeamPolicy<ExecSpace>(space, rows, Kokkos::AUTO), *this);
   }
 };
 
@@ -113,17 +116,26 @@ struct DecodeWeightColumns {
 };
 
 /// out(r, c) = epilogue of the int32 sum the GEMM left in out(r, c)'s bits, for r < rows,
-/// c < cols: each element is read and written by one thread.
+/// c < cols: each element is read and written by one thread. A team per span of a row (no
+/// per-element division).
 template <class ExecSpace, class Epilogue>
 void finish_in_place(
     const ExecSpace& space,
     const Kokkos::View<float**, Kokkos::LayoutRight, typename ExecSpace::memory_space>& sums,
     std::int64_t rows, std::int64_t cols, const Epilogue& epilogue, const char* label) {
+  using Policy = Kokkos::TeamPolicy<ExecSpace>;
+  constexpr std::int64_t span = 4096;
+  const std::int64_t spans = (cols + span - 1) / span;
+  if (rows == 0 || cols == 0) return;
   Kokkos::parallel_for(
-      label, Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(space, 0, rows * cols),
-      KOKKOS_LAMBDA(std::int64_t idx) {
-        const std::int64_t r = idx / cols, c = idx % cols;
-        epilogue.store(r, c, Kokkos::bit_cast<std::int32_t>(sums(r, c)));
+      label, Policy(space, rows * spans, Kokkos::AUTO),
+      KOKKOS_LAMBDA(const typename Policy::member_type& team) {
+        const std::int64_t r = team.league_rank() / spans;
+        const std::int64_t c0 = team.league_rank() % spans * span;
+        const std::int64_t n = Kokkos::min(span, cols - c0);
+        Kokkos::parallel_for(Kokkos::TeamThreadRange(team, n), [&](std::int64_t j) {
+          epilogue.store(r, c0 + j, Kokkos::bit_cast<std::int32_t>(sums(r, c0 + j)));
+        });
       });
 }
 

@@ -1,0 +1,98 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+// The integer path's per-call scratch (quantized operands, decoded blocks of W), kept between
+// calls: one buffer per execution-space instance, grown when a call needs more and freed when
+// Kokkos finalizes. On GPUs an allocation and its free each fence the device, which cost more
+// than a whole int8 product at the sizes that matter; a kept buffer costs nothing per call.
+//
+// A call holds its instance's buffer (a lock) while it enqueues its kernels: the calls of several
+// host threads on one instance then reach the stream one after another, and each call's kernels
+// finish with the buffer before the next call's kernels, later in the same stream, reuse it.
+#pragma once
+
+#include <Kokkos_Core.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+
+namespace TernaryCounter::Impl {
+
+/// Bytes of n elements of T in the arena (each piece starts on a 256-byte boundary).
+template <class T>
+constexpr std::size_t scratch_bytes(std::int64_t n) {
+  return (std::size_t(n) * sizeof(T) + 255) / 256 * 256;
+}
+
+template <class ExecSpace>
+class ScratchArena {
+  using Mem = typename ExecSpace::memory_space;
+  struct Buffer {
+    std::mutex mutex;
+    Kokkos::View<char*, Mem> bytes;
+  };
+  struct Registry {
+    std::mutex mutex;
+    std::map<std::uint32_t, std::unique_ptr<Buffer>> by_instance;
+    bool hooked = false;
+  };
+  static Registry& registry() {
+    static Registry* r = new Registry;  // never destroyed: the finalize hook empties it
+    return *r;
+  }
+  static Buffer& buffer_of(const ExecSpace& space) {
+    Registry& r = registry();
+    const std::lock_guard<std::mutex> lock(r.mutex);
+    std::unique_ptr<Buffer>& b = r.by_instance[space.impl_instance_id()];
+    if (!b) b = std::make_unique<Buffer>();
+    if (!r.hooked) {
+      r.hooked = true;
+      Kokkos::push_finalize_hook([] {
+        Registry& all = registry();
+        const std::lock_guard<std::mutex> all_lock(all.mutex);
+        all.by_instance.clear();
+        all.hooked = false;
+      });
+    }
+    return *b;
+  }
+
+  std::unique_lock<std::mutex> lock_;
+  char* base_ = nullptr;
+  std::size_t size_ = 0, used_ = 0;
+
+ public:
+  /// Holds the instance's buffer, at least `bytes` long, until destroyed.
+  ScratchArena(const ExecSpace& space, std::size_t bytes) {
+    Buffer& b = buffer_of(space);
+    lock_ = std::unique_lock<std::mutex>(b.mutex);
+    if (b.bytes.extent(0) < bytes) {
+      space.fence(
+          "TernaryCounter::ScratchArena::grow");  // earlier calls' kernels may still read it
+      b.bytes = {};
+      b.bytes =
+          Kokkos::View<char*, Mem>(Kokkos::view_alloc(std::string("TernaryCounter::int8_scratch"),
+                                                      Kokkos::WithoutInitializing),
+                                   bytes);
+    }
+    base_ = b.bytes.data();
+    size_ = bytes;
+  }
+
+  /// The next n elements of T (see scratch_bytes).
+  template <class T>
+  T* take(std::int64_t n) {
+    const std::size_t bytes = scratch_bytes<T>(n);
+    if (used_ + bytes > size_) {
+      throw std::logic_error("TernaryCounter::ScratchArena: a call took more than it asked for");
+    }
+    T* p = reinterpret_cast<T*>(base_ + used_);
+    used_ += bytes;
+    return p;
+  }
+};
+
+}  // namespace TernaryCounter::Impl
