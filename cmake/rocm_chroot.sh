@@ -11,7 +11,7 @@
 # thing on both sides (files outside it must be copied in). COMMAND gets a clean environment
 # (PATH, HOME, LANG, TERM; pass others with `env NAME=value COMMAND`): the host's variables, e.g.
 # LD_LIBRARY_PATH, would not fit the chroot's libraries. Needs root, debootstrap and unshare
-# (util-linux). The mirror is the host's Debian mirror (ROCM_CHROOT_MIRROR overrides it); its
+# (util-linux). The mirror is the host's Debian archive (ROCM_CHROOT_MIRROR overrides it); its
 # Release file may have expired (snapshot mirrors), so apt inside skips that check. About 5 GB.
 # Extra packages for the chroot: ROCM_CHROOT_PACKAGES.
 set -euo pipefail
@@ -31,14 +31,11 @@ packages=(hipcc libamdhip64-dev librocblas-dev librocthrust-dev cmake ninja-buil
   libopenblas-dev libopenmpi-dev openmpi-bin libgtest-dev nlohmann-json3-dev zlib1g-dev
   ${ROCM_CHROOT_PACKAGES:-})
 
-mirror=${ROCM_CHROOT_MIRROR:-}
-if [ -z "$mirror" ]; then
-  # deb822 "URIs:" lines, else one-line "deb URL suite" entries; the first Debian one wins.
-  mirror=$(cat /etc/apt/sources.list /etc/apt/sources.list.d/*.list /etc/apt/sources.list.d/*.sources \
-    2>/dev/null | sed -nE 's/^URIs:[[:space:]]*(\S+).*/\1/p; s/^deb[[:space:]]+(\[[^]]*\][[:space:]]+)?(\S+).*/\2/p' |
-    grep -E '/debian/?$' | head -n 1 || true)
-fi
-mirror=${mirror:-http://deb.debian.org/debian}
+# The host's own Debian archive (apt's configured bases; the one ending in /debian/), so no
+# address is written here.
+mirror=${ROCM_CHROOT_MIRROR:-$(apt-get indextargets --format '$(REPO_URI)' 2>/dev/null |
+  grep -m 1 -E '/debian/$' || true)}
+[ -n "$mirror" ] || { say "no Debian archive in the host's apt sources: set ROCM_CHROOT_MIRROR"; exit 1; }
 
 apt_in() {
   chroot "$folder" env DEBIAN_FRONTEND=noninteractive apt-get -o Acquire::Check-Valid-Until=false "$@"
@@ -58,7 +55,7 @@ if [ ! -f "$folder/.rocm_chroot_bootstrapped" ]; then
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq debootstrap
   }
   touch "$folder/.rocm_chroot_partial"
-  say "debootstrap Debian unstable from $mirror into $folder (about a minute)"
+  say "debootstrap Debian unstable from $mirror into $folder (a minute or two)"
   debootstrap --variant=minbase unstable "$folder" "$mirror" >"$folder.debootstrap.log" 2>&1 || {
     tail -n 30 "$folder.debootstrap.log"
     say "debootstrap failed (log: $folder.debootstrap.log)"
@@ -74,7 +71,7 @@ for p in "${packages[@]}"; do
   chroot "$folder" dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
 if [ ${#missing[@]} -gt 0 ]; then
-  say "installing ${missing[*]} (several minutes)"
+  say "installing ${missing[*]} (a minute or two)"
   apt_in update -qq
   apt_in install -y -qq --no-install-recommends "${missing[@]}" >"$folder/.rocm_chroot_apt.log" 2>&1 || {
     tail -n 30 "$folder/.rocm_chroot_apt.log"
