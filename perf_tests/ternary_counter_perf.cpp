@@ -13,6 +13,7 @@
 #include "PerfJson.hpp"
 #include "PerfRevision.hpp"
 #include "PerfTiming.hpp"
+#include "VendorBf16Layer.hpp"
 #include "VendorGemm.hpp"
 #include "VendorGemm_SelfCheck.hpp"
 #include "VendorInt8Gemm.hpp"
@@ -238,7 +239,8 @@ struct ShapeResult {
   Samples from_io, vendor_path, dense, vendor_gemm;
   Samples forward, backward_input, layer_step;                       ///< the ternary layer
   Samples vendor_forward, vendor_backward_input, vendor_layer_step;  ///< a dense FP32 layer
-  Samples vendor_int8_gemm;  ///< the vendor's int8 GEMM of forward's shape (where available)
+  Samples vendor_int8_gemm;        ///< the vendor's int8 GEMM of forward's shape (where available)
+  Samples vendor_bf16_layer_step;  ///< three BF16 GEMMs + the dense update (where available)
   Precision precision = Precision::fp32;
   std::int64_t workspace_rows = 0;
   int team_size = 0;  ///< UpdateParams::team_size of the run (0: the backend's choice)
@@ -265,6 +267,11 @@ struct ShapeResult {
     return vendor_int8_gemm.ms.empty() ? 0.0 : forward.median() / vendor_int8_gemm.median();
   }
   double layer_step_ratio() const { return layer_step.median() / vendor_layer_step.median(); }
+  double layer_step_over_bf16() const {
+    return vendor_bf16_layer_step.ms.empty()
+               ? 0.0
+               : layer_step.median() / vendor_bf16_layer_step.median();
+  }
 };
 
 ShapeResult run_shape(const ExecSpace& space, const VendorGemm& vendor, const Shape& shape,
@@ -359,19 +366,34 @@ ShapeResult run_shape(const ExecSpace& space, const VendorGemm& vendor, const Sh
     update(space, state, grad_w, params, skipped);
   });
   add_skipped();
+  if (VendorBf16Layer::available()) {
+    // The same layer on BF16 tensor cores, with this update as its optimizer.
+    const VendorBf16Layer bf16(space, x, grad_out, dense_w);
+    r.vendor_bf16_layer_step = time_repeats(repeats, restore, [&] {
+      bf16.step(grad_w);
+      update(space, state, grad_w, params, skipped);
+    });
+    add_skipped();
+  }
   if (options.precision == Precision::int8 && VendorInt8Gemm::available()) {
     // int8 operands of forward's shape (their values do not change the time of an integer GEMM).
-    std::vector<std::int8_t> a(shape.m * shape.in), b(shape.out * shape.in);
-    std::vector<std::int32_t> c(shape.m * shape.out);
-    for (std::size_t k = 0; k < a.size(); ++k)
-      a[k] = std::int8_t(int(hash_u32(std::uint32_t(k)) % 255) - 127);
-    for (std::size_t k = 0; k < b.size(); ++k)
-      b[k] = std::int8_t(int(hash_u32(std::uint32_t(k) ^ 0x55u) % 3) - 1);
-    r.vendor_int8_gemm = time_repeats(
-        repeats, [] {},
-        [&] {
-          VendorInt8Gemm::gemm_nt(shape.m, shape.out, shape.in, a.data(), b.data(), c.data());
+    const Int8Matrix a(alloc("int8_a"), shape.m, shape.in), b(alloc("int8_b"), shape.out, shape.in);
+    const Int32Matrix c(alloc("int32_c"), shape.m, shape.out);
+    Kokkos::parallel_for(
+        "TernaryCounter::Perf::int8_operands",
+        Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(
+            space, 0, std::max(shape.m, shape.out) * shape.in),
+        KOKKOS_LAMBDA(std::int64_t k) {
+          const std::int64_t in = a.extent(1);
+          if (k < std::int64_t(a.size())) {
+            a(k / in, k % in) = std::int8_t(int(hash_u32(std::uint32_t(k)) % 255) - 127);
+          }
+          if (k < std::int64_t(b.size())) {
+            b(k / in, k % in) = std::int8_t(int(hash_u32(std::uint32_t(k) ^ 0x55u) % 3) - 1);
+          }
         });
+    r.vendor_int8_gemm = time_repeats(
+        repeats, [] {}, [&] { VendorInt8Gemm::gemm_nt(space, a, b, c); });
   }
 
   // One step of each path from the saved state: they should agree on nearly every code.
@@ -413,26 +435,30 @@ void print_table(const std::vector<ShapeResult>& results, const CopyBandwidth& c
       "dense update, %%copy of the %.1f GB/s deep_copy; ratio = from_io ms / vendor ms)\n",
       copy.gbps());
 
-  std::printf("\n%6s %6s %6s | %10s %10s | %10s %6s | %10s %6s | %9s %9s %6s | %9s %6s\n", "out",
-              "in", "M", "sgemm fwd", "sgemm bwd", "forward ms", "ratio", "bwd_in ms", "ratio",
-              "step ms", "dense ms", "ratio", "int8 gemm", "fwd/i8");
+  std::printf("\n%6s %6s %6s | %10s %10s | %10s %6s | %10s %6s | %9s %9s %6s | %9s %6s | %9s %6s\n",
+              "out", "in", "M", "sgemm fwd", "sgemm bwd", "forward ms", "ratio", "bwd_in ms",
+              "ratio", "step ms", "dense ms", "ratio", "int8 gemm", "fwd/i8", "bf16 step", "/bf16");
   for (const ShapeResult& r : results) {
     const bool int8_peer = !r.vendor_int8_gemm.ms.empty();
+    const bool bf16_peer = !r.vendor_bf16_layer_step.ms.empty();
     std::printf(
         "%6lld %6lld %6lld | %10.3f %10.3f | %10.3f %6.2f | %10.3f %6.2f | %9.3f %9.3f %6.2f | "
-        "%9s %6s\n",
+        "%9s %6s | %9s %6s\n",
         (long long)r.shape.out, (long long)r.shape.in, (long long)r.shape.m,
         r.vendor_forward.median(), r.vendor_backward_input.median(), r.forward.median(),
         r.forward_ratio(), r.backward_input.median(), r.backward_input_ratio(),
         r.layer_step.median(), r.vendor_layer_step.median(), r.layer_step_ratio(),
         int8_peer ? format("%.3f", r.vendor_int8_gemm.median()).c_str() : "-",
-        int8_peer ? format("%.2f", r.forward_over_int8()).c_str() : "-");
+        int8_peer ? format("%.2f", r.forward_over_int8()).c_str() : "-",
+        bf16_peer ? format("%.3f", r.vendor_bf16_layer_step.median()).c_str() : "-",
+        bf16_peer ? format("%.2f", r.layer_step_over_bf16()).c_str() : "-");
   }
   std::printf(
       "(layer, precision %s: forward and backward_input ratios over the vendor's same FP32 "
       "product, sgemm fwd = x W^T, sgemm bwd = grad_out W; step = forward + backward_input + "
       "update_from_io, dense = three vendor SGEMMs + the dense update; int8 gemm = the vendor's "
-      "int8 GEMM of forward's shape, fwd/i8 = forward ms over it)\n",
+      "int8 GEMM of forward's shape, fwd/i8 = forward ms over it; bf16 step = three BF16 "
+      "tensor-core GEMMs + the dense update, /bf16 = step ms over it)\n",
       results.empty() ? "fp32" : precision_name(results.front().precision));
 }
 
@@ -476,6 +502,9 @@ std::string record_json(const ShapeResult& r, const CopyBandwidth& copy) {
       .num("vendor_int8_gemm_ms",
            r.vendor_int8_gemm.ms.empty() ? -1.0 : r.vendor_int8_gemm.median())
       .num("forward_over_vendor_int8_gemm", r.forward_over_int8())
+      .num("vendor_bf16_layer_step_ms",
+           r.vendor_bf16_layer_step.ms.empty() ? -1.0 : r.vendor_bf16_layer_step.median())
+      .num("layer_step_over_bf16", r.layer_step_over_bf16())
       .num("forward_tflops", r.tflops(r.forward))
       .num("backward_input_tflops", r.tflops(r.backward_input))
       .integer("skipped_rows", r.skipped_rows)
@@ -502,6 +531,7 @@ int run(const Options& options, std::ofstream& json) {
   std::printf("vendor GEMM: %s\n", vendor.description().c_str());
   std::printf("precision: %s; vendor int8 GEMM: %s\n", precision_name(options.precision),
               VendorInt8Gemm::description().c_str());
+  std::printf("vendor BF16 layer: %s\n", VendorBf16Layer::description().c_str());
   std::printf(
       "vendor GEMM self-check (37x24x64, its three products vs a double host loop): ok, worst "
       "error %.3f of "
@@ -548,6 +578,7 @@ int run(const Options& options, std::ofstream& json) {
         .str("vendor_gemm", vendor.description())
         .str("precision", precision_name(options.precision))
         .str("vendor_int8_gemm", VendorInt8Gemm::description())
+        .str("vendor_bf16_layer", VendorBf16Layer::description())
         .num("vendor_gemm_self_check_error_fraction", check)
         .integer("repeats", options.repeat)
         .str("timing",

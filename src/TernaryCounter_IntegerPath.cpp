@@ -2,7 +2,10 @@
 #include "impl/TernaryCounter_IntegerPath.hpp"
 
 #include "TernaryCounter_Params.hpp"
+#include "impl/TernaryCounter_CublasInt8.hpp"
+#include "impl/TernaryCounter_DecodedBlocks.hpp"
 #include "impl/TernaryCounter_ExecutionSpaces.hpp"
+#include "impl/TernaryCounter_FewSampleInt8Forward.hpp"
 #include "impl/TernaryCounter_HostInt8Gemm.hpp"
 #include "impl/TernaryCounter_IntegerOperands.hpp"
 #include "impl/TernaryCounter_Quantize.hpp"
@@ -157,16 +160,19 @@ struct RowQuantizer {
   }
 };
 
-/// The weight gradient's operands (SPEC §6, update from IO): x quantized per column to xq [M, in]
-/// (nearest) and grad_out per column, transposed, to gq [out, Mp] (stochastic on stream tag_w
-/// with elem = (row_offset + o) * M + m), with the columns' scales and gq's row sums.
+/// The weight gradient's operands (SPEC §6, update from IO): x quantized per column (nearest) to
+/// xq [M, in] on hosts (their engine packs panels from it) or transposed to xq [in, Mp] on GPUs
+/// (the depth-contiguous operand of the vendor GEMM), and grad_out per column, transposed, to
+/// gq [out, Mp] (stochastic on stream tag_w with elem = (row_offset + o) * M + m), with the
+/// columns' scales and gq's row sums.
 /// A work item takes `width` adjacent columns of one matrix and reads the samples' rows
-/// contiguously (one column per GPU thread; a vector's worth on hosts); gq's transposed rows are
+/// contiguously (one column per GPU thread; a vector's worth on hosts); transposed rows are
 /// written through a small tile of `tile` samples.
 template <class ExecSpace>
 struct ColumnQuantizer {
   using Mem = typename ExecSpace::memory_space;
-  static constexpr int width = std::is_same_v<Mem, Kokkos::HostSpace> ? 128 : 1;
+  static constexpr bool host = std::is_same_v<Mem, Kokkos::HostSpace>;
+  static constexpr int width = host ? 128 : 1;
   static constexpr int tile = 64;
   InputView<Mem> x, grad_out;
   Int8Matrix<Mem> xq;
@@ -180,6 +186,27 @@ struct ColumnQuantizer {
     return (n + width - 1) / width;
   }
 
+  /// Hosts: xq(m, c0 + j) for every sample, rows of W levels.
+  template <int W>
+  KOKKOS_INLINE_FUNCTION void quantize_x_rows(std::int64_t c0, const float* amax) const {
+    const std::int64_t M = x.extent(0);
+#if TERNARYCOUNTER_HOST_VNNI
+    if constexpr (W % 16 == 0) {
+      if (avx512) {
+        for (std::int64_t m = 0; m < M; ++m) {
+          HostInt8::quantize_nearest_columns(&x(m, c0), W, amax, &xq(m, c0));
+        }
+        return;
+      }
+    }
+#endif
+    for (std::int64_t m = 0; m < M; ++m) {
+      const float* row = &x(m, c0);
+      std::int8_t* q = &xq(m, c0);
+      for (int j = 0; j < W; ++j) q[j] = std::int8_t(QuantizeRule(amax[j]).nearest(row[j]));
+    }
+  }
+
   /// Columns [c0, c0 + W) of x.
   template <int W>
   KOKKOS_INLINE_FUNCTION void quantize_x(std::int64_t c0) const {
@@ -190,29 +217,45 @@ struct ColumnQuantizer {
       const float* row = &x(m, c0);
       for (int j = 0; j < W; ++j) amax[j] = absmax_join(amax[j], absmax_term(row[j]));
     }
-#if TERNARYCOUNTER_HOST_VNNI
-    if constexpr (W % 16 == 0 && std::is_same_v<Mem, Kokkos::HostSpace>) {
-      if (avx512) {
-        for (std::int64_t m = 0; m < M; ++m) {
-          HostInt8::quantize_nearest_columns(&x(m, c0), W, amax, &xq(m, c0));
-        }
-        for (int j = 0; j < W; ++j) x_scale(c0 + j) = dequantization_scale(amax[j]);
-        return;
-      }
-    }
-#endif
-    for (std::int64_t m = 0; m < M; ++m) {
-      const float* row = &x(m, c0);
-      std::int8_t* q = &xq(m, c0);
-      for (int j = 0; j < W; ++j) q[j] = std::int8_t(QuantizeRule(amax[j]).nearest(row[j]));
+    if constexpr (!host) {
+      transposed_rows<W>(c0, xq, [&](std::int64_t m, int j) {
+        return QuantizeRule(amax[j]).nearest(x(m, c0 + j));
+      });
+    } else {
+      quantize_x_rows<W>(c0, amax);
     }
     for (int j = 0; j < W; ++j) x_scale(c0 + j) = dequantization_scale(amax[j]);
+  }
+
+  /// dst(c0 + j, m) = level(m, j) for the M samples, zeros to dst's padded depth; returns the
+  /// levels' sums through `sum` when given.
+  template <int W, class Level>
+  KOKKOS_INLINE_FUNCTION void transposed_rows(std::int64_t c0, const Int8Matrix<Mem>& dst,
+                                              const Level& level,
+                                              std::int32_t* sum = nullptr) const {
+    const std::int64_t M = x.extent(0), padded = dst.extent(1);
+    for (std::int64_t m0 = 0; m0 < padded; m0 += tile) {
+      std::int8_t q[tile][W];
+      const int n = int(Kokkos::min<std::int64_t>(tile, padded - m0));
+      for (int e = 0; e < n; ++e) {
+        const std::int64_t m = m0 + e;
+        for (int j = 0; j < W; ++j) {
+          const int v = m < M ? level(m, j) : 0;
+          q[e][j] = std::int8_t(v);
+          if (sum != nullptr) sum[j] += v;
+        }
+      }
+      for (int j = 0; j < W; ++j) {
+        std::int8_t* out = &dst(c0 + j, m0);
+        for (int e = 0; e < n; ++e) out[e] = q[e][j];
+      }
+    }
   }
 
   /// Columns [o0, o0 + W) of grad_out.
   template <int W>
   KOKKOS_INLINE_FUNCTION void quantize_grad_out(std::int64_t o0) const {
-    const std::int64_t M = grad_out.extent(0), padded = gq.q.extent(1);
+    const std::int64_t M = grad_out.extent(0);
     float amax[W];
     std::int32_t sum[W];
     std::uint32_t column_elem[W];
@@ -225,28 +268,13 @@ struct ColumnQuantizer {
       const float* row = &grad_out(m, o0);
       for (int j = 0; j < W; ++j) amax[j] = absmax_join(amax[j], absmax_term(row[j]));
     }
-    for (std::int64_t m0 = 0; m0 < padded; m0 += tile) {
-      std::int8_t q[tile][W];
-      const int n = int(Kokkos::min<std::int64_t>(tile, padded - m0));
-      for (int e = 0; e < n; ++e) {
-        const std::int64_t m = m0 + e;
-        if (m < M) {
-          const float* row = &grad_out(m, o0);
-          for (int j = 0; j < W; ++j) {
-            const int v = QuantizeRule(amax[j]).stochastic(
-                row[j], uniform01(key, column_elem[j] + std::uint32_t(m)));
-            q[e][j] = std::int8_t(v);
-            sum[j] += v;
-          }
-        } else {
-          for (int j = 0; j < W; ++j) q[e][j] = 0;
-        }
-      }
-      for (int j = 0; j < W; ++j) {
-        std::int8_t* out = &gq.q(o0 + j, m0);
-        for (int e = 0; e < n; ++e) out[e] = q[e][j];
-      }
-    }
+    transposed_rows<W>(
+        o0, gq.q,
+        [&](std::int64_t m, int j) {
+          return QuantizeRule(amax[j]).stochastic(
+              grad_out(m, o0 + j), uniform01(key, column_elem[j] + std::uint32_t(m)));
+        },
+        sum);
     for (int j = 0; j < W; ++j) {
       gq.scale(o0 + j) = dequantization_scale(amax[j]);
       gq.sums(o0 + j) = sum[j];
@@ -285,6 +313,12 @@ struct ColumnQuantizer {
   }
 };
 
+/// v, or the quiet NaN 0x7FC00000 where v is a NaN: an output's NaN has the same bits on every
+/// backend (GPUs' arithmetic gives other NaN bits than CPUs'; SPEC §6).
+KOKKOS_INLINE_FUNCTION float canonical_nan(float v) {
+  return v != v ? Kokkos::Experimental::quiet_NaN_v<float> : v;
+}
+
 /// y(m, o) = (float(Y) * s_m) * scale[o].
 template <class Mem>
 struct ForwardEpilogue {
@@ -292,13 +326,13 @@ struct ForwardEpilogue {
   FloatVector<Mem> sample_scale;
   Kokkos::View<const float*, Mem> row_scale;
   KOKKOS_INLINE_FUNCTION void store(std::int64_t m, std::int64_t o, std::int32_t sum) const {
-    y(m, o) = (float(sum) * sample_scale(m)) * row_scale(o);
+    y(m, o) = canonical_nan((float(sum) * sample_scale(m)) * row_scale(o));
   }
   void store_run(std::int64_t m, std::int64_t o0, int n, const std::int32_t* sums) const {
     const float s = sample_scale(m);
     float* out = &y(m, o0);
     const float* scale = &row_scale(o0);
-    for (int j = 0; j < n; ++j) out[j] = (float(sums[j]) * s) * scale[j];
+    for (int j = 0; j < n; ++j) out[j] = canonical_nan((float(sums[j]) * s) * scale[j]);
   }
 };
 
@@ -308,12 +342,12 @@ struct BackwardInputEpilogue {
   OutputView<Mem> grad_x;
   FloatVector<Mem> sample_scale;
   KOKKOS_INLINE_FUNCTION void store(std::int64_t m, std::int64_t i, std::int32_t sum) const {
-    grad_x(m, i) = float(sum) * sample_scale(m);
+    grad_x(m, i) = canonical_nan(float(sum) * sample_scale(m));
   }
   void store_run(std::int64_t m, std::int64_t i0, int n, const std::int32_t* sums) const {
     const float r = sample_scale(m);
     float* out = &grad_x(m, i0);
-    for (int j = 0; j < n; ++j) out[j] = float(sums[j]) * r;
+    for (int j = 0; j < n; ++j) out[j] = canonical_nan(float(sums[j]) * r);
   }
 };
 
@@ -336,6 +370,80 @@ struct GradientEpilogue {
 
 template <class ExecSpace>
 constexpr bool host_space = std::is_same_v<typename ExecSpace::memory_space, Kokkos::HostSpace>;
+
+/// Whether the products of ExecSpace run on a vendor's int8 GEMM (cublas_int8_gemm).
+template <class ExecSpace>
+#ifdef KOKKOS_ENABLE_CUDA
+constexpr bool vendor_gemm_space = std::is_same_v<ExecSpace, Kokkos::Cuda>;
+#else
+constexpr bool vendor_gemm_space = false;
+#endif
+
+/// The vendor's int8 GEMM c = a b^T into an output's memory (see cublas_int8_gemm).
+template <class ExecSpace>
+bool vendor_int8_gemm(const ExecSpace& space, std::int64_t rows, std::int64_t cols,
+                      std::int64_t depth, const std::int8_t* a, std::int64_t lda,
+                      const std::int8_t* b, std::int64_t ldb, float* c, std::int64_t ldc) {
+#ifdef KOKKOS_ENABLE_CUDA
+  if constexpr (std::is_same_v<ExecSpace, Kokkos::Cuda>) {
+    return cublas_int8_gemm(space, rows, cols, depth, a, lda, b, ldb,
+                            reinterpret_cast<std::int32_t*>(c), ldc);
+  }
+#endif
+  (void)space, (void)rows, (void)cols, (void)depth, (void)a, (void)lda, (void)b, (void)ldb;
+  (void)c, (void)ldc;
+  return false;
+}
+
+/// forward on the vendor GEMM over blocks of decoded rows of W; false where it cannot run.
+template <class ExecSpace>
+bool vendor_forward(const ExecSpace& space,
+                    const PackedState<typename ExecSpace::memory_space>& state,
+                    const QuantizedRows<typename ExecSpace::memory_space>& xq,
+                    const OutputView<typename ExecSpace::memory_space>& y,
+                    const ForwardEpilogue<typename ExecSpace::memory_space>& epilogue) {
+  const std::int64_t M = y.extent(0), out = state.out(), depth = xq.q.extent(1);
+  const std::int64_t block = decoded_block_rows(out, depth);
+  const Int8Matrix<typename ExecSpace::memory_space> w(
+      Kokkos::view_alloc(space, "TernaryCounter::forward::int8_decoded_rows",
+                         Kokkos::WithoutInitializing),
+      block, depth);
+  for (std::int64_t o0 = 0; o0 < out; o0 += block) {
+    const std::int64_t n = std::min(block, out - o0);
+    DecodeWeightRows<ExecSpace>{state.codes, state.C, w, o0, n}.run(space);
+    if (!vendor_int8_gemm(space, M, n, depth, xq.q.data(), depth, w.data(), depth, y.data() + o0,
+                          y.stride(0))) {
+      return false;
+    }
+  }
+  finish_in_place(space, y, M, out, epilogue, "TernaryCounter::forward::int8_epilogue");
+  return true;
+}
+
+/// backward_input on the vendor GEMM over blocks of decoded, transposed columns of W.
+template <class ExecSpace>
+bool vendor_backward_input(
+    const ExecSpace& space, const PackedState<typename ExecSpace::memory_space>& state,
+    const QuantizedRows<typename ExecSpace::memory_space>& hq,
+    const OutputView<typename ExecSpace::memory_space>& grad_x,
+    const BackwardInputEpilogue<typename ExecSpace::memory_space>& epilogue) {
+  const std::int64_t M = grad_x.extent(0), in = state.in(), depth = hq.q.extent(1);
+  const std::int64_t block = decoded_block_rows(in, depth);
+  const Int8Matrix<typename ExecSpace::memory_space> w(
+      Kokkos::view_alloc(space, "TernaryCounter::backward_input::int8_decoded_columns",
+                         Kokkos::WithoutInitializing),
+      block, depth);
+  for (std::int64_t i0 = 0; i0 < in; i0 += block) {
+    const std::int64_t n = std::min(block, in - i0);
+    DecodeWeightColumns<ExecSpace>{state.codes, state.C, w, i0, n}.run(space);
+    if (!vendor_int8_gemm(space, M, n, depth, hq.q.data(), depth, w.data(), depth,
+                          grad_x.data() + i0, grad_x.stride(0))) {
+      return false;
+    }
+  }
+  finish_in_place(space, grad_x, M, in, epilogue, "TernaryCounter::backward_input::int8_epilogue");
+  return true;
+}
 
 /// C = A B by the hosts' VNNI engine where it runs, else by the portable engine.
 template <class ExecSpace, class B, class Epilogue>
@@ -385,6 +493,12 @@ void forward_int8(const ExecSpace& space,
       return;
     }
   }
+  if constexpr (!host_space<ExecSpace>) {  // hosts have their own (VBMI, above)
+    if (few_sample_int8_forward(space, xq.q, xq.sums, state, M, epilogue)) return;
+  }
+  if constexpr (vendor_gemm_space<ExecSpace>) {
+    if (vendor_forward(space, state, xq, y, epilogue)) return;
+  }
   run_integer_product(space, xq, weights, state.C, M, state.out(), epilogue,
                       "TernaryCounter::forward::int8_product");
 }
@@ -402,9 +516,12 @@ void backward_input_int8(const ExecSpace& space,
   RowQuantizer<ExecSpace, true, true>{grad_out, state.scale, hq,
                                       stream_key(seed, int8_backward_input_tag), sample_offset}
       .run(space, "TernaryCounter::backward_input::quantize_grad_out");
+  const BackwardInputEpilogue<Mem> epilogue{grad_x, hq.scale};
+  if constexpr (vendor_gemm_space<ExecSpace>) {
+    if (vendor_backward_input(space, state, hq, grad_x, epilogue)) return;
+  }
   run_integer_product(space, hq, TernaryByDepth<Mem>{state.codes, state.C}, state.C, M, state.in(),
-                      BackwardInputEpilogue<Mem>{grad_x, hq.scale},
-                      "TernaryCounter::backward_input::int8_product");
+                      epilogue, "TernaryCounter::backward_input::int8_product");
 }
 
 template <class ExecSpace>
@@ -418,9 +535,11 @@ void update_from_io_int8(
   const std::int64_t M = x.extent(0), in = state.in(), out = state.out();
   require_int8_bound("update_from_io", "M (samples)", M, int8_max_samples);
   const UpdateConstants k = make_update_constants(params, out, in);
+  // Hosts: xq [M, in]; GPUs: xq transposed, [in, Mp] (ColumnQuantizer).
+  const bool by_sample = host_space<ExecSpace>;
   const Int8Matrix<Mem> xq(Kokkos::view_alloc(space, "TernaryCounter::update_from_io::int8_x",
                                               Kokkos::WithoutInitializing),
-                           M, in);
+                           by_sample ? M : in, by_sample ? in : padded_depth(M));
   const FloatVector<Mem> x_scale(
       Kokkos::view_alloc(space, "TernaryCounter::update_from_io::int8_x_scale",
                          Kokkos::WithoutInitializing),
@@ -440,9 +559,20 @@ void update_from_io_int8(
     part.q = Kokkos::subview(gq.q, rows, Kokkos::ALL);
     part.scale = Kokkos::subview(gq.scale, rows);
     part.sums = Kokkos::subview(gq.sums, rows);
-    run_integer_product(space, part, Int8ByDepth<Mem>{xq}, state.C, n, in,
-                        GradientEpilogue<Mem>{gradient, part.scale, x_scale},
-                        "TernaryCounter::update_from_io::int8_gradient");
+    const GradientEpilogue<Mem> epilogue{gradient, part.scale, x_scale};
+    const char* label = "TernaryCounter::update_from_io::int8_gradient";
+    if constexpr (host_space<ExecSpace>) {
+      run_integer_product(space, part, Int8ByDepth<Mem>{xq}, state.C, n, in, epilogue, label);
+    } else {
+      const std::int64_t depth = part.q.extent(1);
+      if (vendor_int8_gemm(space, n, in, depth, part.q.data(), depth, xq.data(), depth,
+                           gradient.data(), gradient.stride(0))) {
+        finish_in_place(space, gradient, n, in, epilogue,
+                        "TernaryCounter::update_from_io::int8_epilogue");
+      } else {
+        run_integer_product(space, part, Int8ByColumn<Mem>{xq}, state.C, n, in, epilogue, label);
+      }
+    }
     UpdateConstants chunk_k = k;
     chunk_k.row_offset = k.row_offset + first;
     const auto rows_state = state.row_range(rows.first, rows.second);

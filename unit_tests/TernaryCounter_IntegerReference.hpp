@@ -28,6 +28,11 @@ float absmax(std::int64_t n, At at) {
   return a;
 }
 
+/// An output's NaN is the quiet NaN 0x7FC00000 on every backend.
+inline float canonical_nan(float v) {
+  return std::isnan(v) ? std::numeric_limits<float>::quiet_NaN() : v;
+}
+
 inline float scale_of(float a) {
   return std::isfinite(a) ? a / 127.0f : std::numeric_limits<float>::quiet_NaN();
 }
@@ -66,7 +71,7 @@ inline std::vector<float> forward(const PackedState<Kokkos::HostSpace>& state, c
     for (std::int64_t o = 0; o < out; ++o) {
       std::int64_t sum = 0;
       for (std::int64_t i = 0; i < in; ++i) sum += q[i] * ternary(state, o, i);
-      y[m * out + o] = (float(std::int32_t(sum)) * s) * state.scale(o);
+      y[m * out + o] = canonical_nan((float(std::int32_t(sum)) * s) * state.scale(o));
     }
   }
   return y;
@@ -90,7 +95,7 @@ inline std::vector<float> backward_input(const PackedState<Kokkos::HostSpace>& s
     for (std::int64_t i = 0; i < in; ++i) {
       std::int64_t sum = 0;
       for (std::int64_t o = 0; o < out; ++o) sum += q[o] * ternary(state, o, i);
-      grad_x[m * in + i] = float(std::int32_t(sum)) * r;
+      grad_x[m * in + i] = canonical_nan(float(std::int32_t(sum)) * r);
     }
   }
   return grad_x;

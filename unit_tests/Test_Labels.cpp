@@ -67,13 +67,47 @@ std::string int8_label(const std::string& product) {
                                    : "");
 }
 
-/// forward's integer product: on hosts that decode codes in vector registers, a few samples
-/// skip the packed panels.
-std::string int8_forward_label(std::int64_t M) {
-  const bool few = std::is_same_v<MemSpace, Kokkos::HostSpace> &&
-                   Impl::HostInt8::engine() != Impl::HostInt8::Engine::portable &&
-                   Impl::HostInt8::runs_vbmi() && M <= Impl::HostInt8::few_samples;
-  return few ? "TernaryCounter::forward::int8_few_samples" : int8_label("forward::int8_product");
+constexpr bool on_host = std::is_same_v<MemSpace, Kokkos::HostSpace>;
+/// CUDA's integer products run on cuBLAS: the kernels around it decode W in blocks (one block at
+/// the test's sizes) and finish the sums in place.
+#ifdef KOKKOS_ENABLE_CUDA
+constexpr bool vendor_int8_gemm = std::is_same_v<ExecSpace, Kokkos::Cuda>;
+#else
+constexpr bool vendor_int8_gemm = false;
+#endif
+
+/// forward's integer path: a few samples decode codes in registers (hosts with VBMI: up to
+/// HostInt8::few_samples; GPUs: up to 16 over a depth of a multiple of 16), others a product.
+std::vector<std::string> int8_forward_labels(std::int64_t M, std::int64_t in) {
+  const bool few = on_host ? Impl::HostInt8::engine() != Impl::HostInt8::Engine::portable &&
+                                 Impl::HostInt8::runs_vbmi() && M <= Impl::HostInt8::few_samples
+                           : M <= 16 && in % 16 == 0;
+  std::vector<std::string> labels = {"TernaryCounter::forward::quantize_x"};
+  if (few) {
+    labels.push_back("TernaryCounter::forward::int8_few_samples");
+  } else if (vendor_int8_gemm) {
+    labels.push_back("TernaryCounter::forward::int8_decode_rows");
+    labels.push_back("TernaryCounter::forward::int8_epilogue");
+  } else {
+    labels.push_back(int8_label("forward::int8_product"));
+  }
+  return labels;
+}
+
+std::vector<std::string> int8_backward_input_labels() {
+  if (vendor_int8_gemm) {
+    return {"TernaryCounter::backward_input::quantize_grad_out",
+            "TernaryCounter::backward_input::int8_decode_columns",
+            "TernaryCounter::backward_input::int8_epilogue"};
+  }
+  return {"TernaryCounter::backward_input::quantize_grad_out",
+          int8_label("backward_input::int8_product")};
+}
+
+/// The weight gradient of one chunk of rows (before its row update).
+std::string int8_gradient_label() {
+  return vendor_int8_gemm ? "TernaryCounter::update_from_io::int8_epilogue"
+                          : int8_label("update_from_io::int8_gradient");
 }
 
 TEST(Labels, EveryKernelHasItsOwnLabel) {
@@ -131,21 +165,18 @@ TEST(Labels, EveryKernelHasItsOwnLabel) {
       expect_labels(from_io, chunks, "update_from_io, " + shape);
       // The integer path: its quantizers, then its product (on hosts with VNNI, that engine).
       expect_labels(labels_of([&] { forward(ExecSpace{}, *state, x, y, {Precision::int8}); }),
-                    {"TernaryCounter::forward::quantize_x", int8_forward_label(p.M)},
-                    "forward int8, " + shape);
+                    int8_forward_labels(p.M, p.in), "forward int8, " + shape);
       expect_labels(labels_of([&] {
                       backward_input(ExecSpace{}, *state, grad_out, grad_x, {Precision::int8, 1});
                     }),
-                    {"TernaryCounter::backward_input::quantize_grad_out",
-                     int8_label("backward_input::int8_product")},
-                    "backward_input int8, " + shape);
+                    int8_backward_input_labels(), "backward_input int8, " + shape);
       UpdateParams int8_params = params;
       int8_params.precision = Precision::int8;
       const std::vector<std::string> int8_from_io =
           labels_of([&] { update_from_io(ExecSpace{}, *state, x, grad_out, int8_params); });
       std::vector<std::string> int8_chunks = {"TernaryCounter::update_from_io::quantize_columns"};
       for (std::size_t c = 0; c < std::max<std::size_t>(1, int8_from_io.size() / 2); ++c) {
-        int8_chunks.push_back(int8_label("update_from_io::int8_gradient"));
+        int8_chunks.push_back(int8_gradient_label());
         int8_chunks.push_back("TernaryCounter::row_update");
       }
       expect_labels(int8_from_io, int8_chunks, "update_from_io int8, " + shape);
@@ -169,15 +200,12 @@ TEST(Labels, EveryKernelHasItsOwnLabel) {
       expected.insert(std::string("TernaryCounter::") + call + "::tiles");
     }
   }
-  for (const char* label : {"forward::quantize_x", "backward_input::quantize_grad_out",
-                            "update_from_io::quantize_columns"}) {
-    expected.insert(std::string("TernaryCounter::") + label);
+  expected.insert("TernaryCounter::update_from_io::quantize_columns");
+  expected.insert(int8_gradient_label());
+  for (const std::string& label : int8_backward_input_labels()) expected.insert(label);
+  for (const Product& p : products) {
+    for (const std::string& label : int8_forward_labels(p.M, p.in)) expected.insert(label);
   }
-  for (const char* label :
-       {"forward::int8_product", "backward_input::int8_product", "update_from_io::int8_gradient"}) {
-    expected.insert(int8_label(label));
-  }
-  for (const Product& p : products) expected.insert(int8_forward_label(p.M));
   EXPECT_EQ(seen, expected);
 
   // Kokkos' own buffers (team scratch, reduction space) are named by Kokkos.

@@ -93,6 +93,17 @@ struct Int8ByDepth {
   }
 };
 
+/// B[k, c] = q[c, k]: an int8 matrix stored by B's columns, depth contiguous and zero-padded (the
+/// weight gradient's quantized inputs on GPUs, transposed for the vendor GEMM).
+template <class MemorySpace>
+struct Int8ByColumn {
+  Kokkos::View<const std::int8_t**, Kokkos::LayoutRight, MemorySpace> q;
+
+  KOKKOS_INLINE_FUNCTION void group(std::int64_t k4, std::int64_t c, int b[4]) const {
+    for (int e = 0; e < 4; ++e) b[e] = q(c, 4 * k4 + e);
+  }
+};
+
 /// The portable engine: one work item per 4 x 4 block of C, its 16 sums in registers, over the
 /// depth's groups. Runs on every backend; epilogue.store(r, c, sum) writes each result.
 template <class ExecSpace, class B, class Epilogue>
