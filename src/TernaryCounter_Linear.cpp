@@ -52,13 +52,15 @@ struct BackwardInputProduct {
 };
 
 /// forward or backward_input: on GPUs, products of up to 16 samples over aligned rows by teams
-/// per 32 output columns and other products of a few samples by the small-batch kernel; else by
-/// the tile engine. Each kernel launches under its own label, "<call>::<kernel>", so Kokkos
-/// Tools tell them apart.
+/// per 32 output columns (not on HIP: Tiling) and other products of a few samples by the
+/// small-batch kernel; else by the tile engine. Each kernel launches under its own label,
+/// "<call>::<kernel>", so Kokkos Tools tell them apart.
 template <class ExecSpace, class Product>
 void run_product(const ExecSpace& space, const Product& product, const std::string& call) {
-  if constexpr (Tiling<ExecSpace>::small_batch) {
+  if constexpr (Tiling<ExecSpace>::few_sample) {
     if (run_few_sample_product(space, product, (call + "::few_sample").c_str())) return;
+  }
+  if constexpr (Tiling<ExecSpace>::small_batch) {
     using Small = SmallBatchProduct<ExecSpace, Product>;
     if (Small::serves(product.rows())) {
       Small{product}.run(space, (call + "::small_batch").c_str());

@@ -41,8 +41,9 @@ struct HostTiles {
 template <class ExecSpace>
 struct Tiling : HostTiles<384, 512> {
   static constexpr int update_team_size = 1;  ///< threads per row in the row update
-  /// forward and backward_input of <= 16 samples by their own kernels (GPUs: FewSampleProduct,
-  /// SmallBatchProduct; host tiles already skip the padding).
+  /// forward and backward_input of <= 16 samples by their own kernels (GPUs: FewSampleProduct
+  /// over aligned rows, SmallBatchProduct otherwise; host tiles already skip the padding).
+  static constexpr bool few_sample = false;
   static constexpr bool small_batch = false;
   /// Target size of the gradient-rows workspace of update_from_io.
   static constexpr std::size_t workspace_bytes = std::size_t(8) << 20;
@@ -79,6 +80,7 @@ struct GpuTiling {
   /// threads, each looping over several units, beats one unit per thread, whose teams of 352 or
   /// 512 threads fit only two per multiprocessor.
   static constexpr int update_team_size = 256;
+  static constexpr bool few_sample = true;
   static constexpr bool small_batch = true;
   /// Large enough that a big layer is a few chunks (each chunk is two launches).
   static constexpr std::size_t workspace_bytes = std::size_t(256) << 20;
@@ -103,12 +105,12 @@ template <>
 struct Tiling<Kokkos::Cuda> : GpuTiling {};
 #endif
 #ifdef KOKKOS_ENABLE_HIP
-/// The few-sample kernels give 32-thread warps different roles that meet at barriers; a 64-wide
-/// wavefront would hold two roles (docs/DESIGN.md, "Hardware assumptions"). Until they are made
-/// wavefront-wide, the tile engine serves every M on HIP.
+/// FewSampleProduct gives 32-thread warps different roles that reach barriers from different
+/// code; a 64-wide wavefront would hold two roles (docs/DESIGN.md, "Hardware assumptions"). On
+/// HIP SmallBatchProduct, whose threads all take one path, serves every product of <= 16 samples.
 template <>
 struct Tiling<Kokkos::HIP> : GpuTiling {
-  static constexpr bool small_batch = false;
+  static constexpr bool few_sample = false;
 };
 #endif
 

@@ -42,6 +42,8 @@ namespace TernaryCounter::Impl {
 template <class ExecSpace, class Product, int Samples, int ChainWarps = 1, int DecodingWarps = 2,
           int LaneColumns = 1, int ChunkSteps = DecodingWarps>
 struct FewSampleProduct {
+  // Its roles are whole 32-thread warps: a backend with wider wavefronts turns it off (Tiling).
+  static_assert(Tiling<ExecSpace>::few_sample, "FewSampleProduct assumes 32-wide warps");
   using Weights = decltype(Product::b);
   using Run = typename Weights::CodeRun;
   using member_type = typename Kokkos::TeamPolicy<ExecSpace>::member_type;

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // forward and backward_input for a few samples (M <= 16: evaluation, inference, small batches)
 // on GPUs. There the tile engine's tiles would be mostly padding, and the product is bound by
-// reading the weights, which are 0.75 byte per weight here against a dense layer's 4. (Products
-// over aligned rows, the usual layer shapes, run FewSampleProduct instead.)
+// reading the weights, which are 0.75 byte per weight here against a dense layer's 4. (On CUDA,
+// products over aligned rows, the usual layer shapes, run FewSampleProduct instead; on HIP this
+// kernel serves them all.)
 //
 // A Product (ForwardProduct, BackwardInputProduct) supplies the samples operand a (k along the
 // depth, j = m), the weights operand b (k along the depth, j across) and store(m, j, acc). A team
