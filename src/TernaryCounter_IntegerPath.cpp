@@ -400,50 +400,28 @@ bool vendor_int8_gemm(const ExecSpace& space, std::int64_t rows, std::int64_t co
   return false;
 }
 
-/// forward on the vendor GEMM over blocks of decoded rows of W; false where it cannot run.
-template <class ExecSpace>
-bool vendor_forward(const ExecSpace& space, ScratchArena<ExecSpace>& arena,
+/// out [M, cols] = a W' on the vendor GEMM, W' decoded one block at a time by Decode (forward:
+/// rows of W, backward_input: columns of W), then the epilogue in place; false where the GEMM
+/// cannot run.
+template <template <class> class Decode, class ExecSpace, class Epilogue>
+bool vendor_product(const ExecSpace& space, ScratchArena<ExecSpace>& arena,
                     const PackedState<typename ExecSpace::memory_space>& state,
-                    const QuantizedRows<typename ExecSpace::memory_space>& xq,
-                    const OutputView<typename ExecSpace::memory_space>& y,
-                    const ForwardEpilogue<typename ExecSpace::memory_space>& epilogue) {
-  const std::int64_t M = y.extent(0), out = state.out(), depth = xq.q.extent(1);
-  const std::int64_t block = decoded_block_rows(out, depth);
+                    const QuantizedRows<typename ExecSpace::memory_space>& a,
+                    const OutputView<typename ExecSpace::memory_space>& out,
+                    const Epilogue& epilogue, const char* label) {
+  const std::int64_t M = out.extent(0), cols = out.extent(1), depth = a.q.extent(1);
+  const std::int64_t block = decoded_block_rows(cols, depth);
   const Int8Matrix<typename ExecSpace::memory_space> w(
       arena.template take<std::int8_t>(block * depth), block, depth);
-  for (std::int64_t o0 = 0; o0 < out; o0 += block) {
-    const std::int64_t n = std::min(block, out - o0);
-    DecodeWeightRows<ExecSpace>{state.codes, state.C, w, o0, n}.run(space);
-    if (!vendor_int8_gemm(space, M, n, depth, xq.q.data(), depth, w.data(), depth, y.data() + o0,
-                          y.stride(0))) {
+  for (std::int64_t c0 = 0; c0 < cols; c0 += block) {
+    const std::int64_t n = std::min(block, cols - c0);
+    Decode<ExecSpace>{state.codes, state.C, w, c0, n}.run(space);
+    if (!vendor_int8_gemm(space, M, n, depth, a.q.data(), depth, w.data(), depth, out.data() + c0,
+                          out.stride(0))) {
       return false;
     }
   }
-  finish_in_place(space, y, M, out, epilogue, "TernaryCounter::forward::int8_epilogue");
-  return true;
-}
-
-/// backward_input on the vendor GEMM over blocks of decoded, transposed columns of W.
-template <class ExecSpace>
-bool vendor_backward_input(
-    const ExecSpace& space, ScratchArena<ExecSpace>& arena,
-    const PackedState<typename ExecSpace::memory_space>& state,
-    const QuantizedRows<typename ExecSpace::memory_space>& hq,
-    const OutputView<typename ExecSpace::memory_space>& grad_x,
-    const BackwardInputEpilogue<typename ExecSpace::memory_space>& epilogue) {
-  const std::int64_t M = grad_x.extent(0), in = state.in(), depth = hq.q.extent(1);
-  const std::int64_t block = decoded_block_rows(in, depth);
-  const Int8Matrix<typename ExecSpace::memory_space> w(
-      arena.template take<std::int8_t>(block * depth), block, depth);
-  for (std::int64_t i0 = 0; i0 < in; i0 += block) {
-    const std::int64_t n = std::min(block, in - i0);
-    DecodeWeightColumns<ExecSpace>{state.codes, state.C, w, i0, n}.run(space);
-    if (!vendor_int8_gemm(space, M, n, depth, hq.q.data(), depth, w.data(), depth,
-                          grad_x.data() + i0, grad_x.stride(0))) {
-      return false;
-    }
-  }
-  finish_in_place(space, grad_x, M, in, epilogue, "TernaryCounter::backward_input::int8_epilogue");
+  finish_in_place(space, out, M, cols, epilogue, label);
   return true;
 }
 
@@ -504,7 +482,10 @@ void forward_int8(const ExecSpace& space,
     if (few_sample_int8_forward(space, xq.q, xq.sums, state, M, epilogue)) return;
   }
   if constexpr (vendor_gemm_space<ExecSpace>) {
-    if (vendor_forward(space, arena, state, xq, y, epilogue)) return;
+    if (vendor_product<DecodeWeightRows>(space, arena, state, xq, y, epilogue,
+                                         "TernaryCounter::forward::int8_epilogue")) {
+      return;
+    }
   }
   run_integer_product(space, xq, weights, state.C, M, state.out(), epilogue,
                       "TernaryCounter::forward::int8_product");
@@ -530,7 +511,10 @@ void backward_input_int8(const ExecSpace& space,
       .run(space, "TernaryCounter::backward_input::quantize_grad_out");
   const BackwardInputEpilogue<Mem> epilogue{grad_x, hq.scale};
   if constexpr (vendor_gemm_space<ExecSpace>) {
-    if (vendor_backward_input(space, arena, state, hq, grad_x, epilogue)) return;
+    if (vendor_product<DecodeWeightColumns>(space, arena, state, hq, grad_x, epilogue,
+                                            "TernaryCounter::backward_input::int8_epilogue")) {
+      return;
+    }
   }
   run_integer_product(space, hq, TernaryByDepth<Mem>{state.codes, state.C}, state.C, M, state.in(),
                       epilogue, "TernaryCounter::backward_input::int8_product");

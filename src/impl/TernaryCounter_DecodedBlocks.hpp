@@ -29,7 +29,7 @@ inline std::int64_t decoded_block_rows(std::int64_t rows, std::int64_t depth) {
   return std::min((rows + decoded_tile - 1) / decoded_tile * decoded_tile, fit);
 }
 
-/// dst(r, k) = t[first + r, k] for r < rows, 0 for k past `in` (forward's B: W's rows). A team
+/// dst(r, k) = t[first + r, k] for r < count, 0 for k past `in` (forward's B: W's rows). A team
 /// per row, a thread per group of 4 codes (one 32-bit word of dst).
 template <class ExecSpace>
 struct DecodeWeightRows {
@@ -38,7 +38,7 @@ struct DecodeWeightRows {
   Kokkos::View<const std::uint8_t**, Kokkos::LayoutRight, Mem> codes;
   int C = 8;
   Int8Matrix<Mem> dst;
-  std::int64_t first = 0, rows = 0;
+  std::int64_t first = 0, count = 0;
 
   KOKKOS_INLINE_FUNCTION void operator()(const member_type& team) const {
     const std::int64_t r = team.league_rank(), groups = codes.extent(1) / 3;
@@ -58,11 +58,11 @@ struct DecodeWeightRows {
 
   void run(const ExecSpace& space) const {
     Kokkos::parallel_for("TernaryCounter::forward::int8_decode_rows",
-                         Kokkos::TeamPolicy<ExecSpace>(space, rows, Kokkos::AUTO), *this);
+                         Kokkos::TeamPolicy<ExecSpace>(space, count, Kokkos::AUTO), *this);
   }
 };
 
-/// dst(j, o) = t[o, first + j] for j < cols, 0 for o past `out` (backward_input's B: W's
+/// dst(j, o) = t[o, first + j] for j < count, 0 for o past `out` (backward_input's B: W's
 /// columns). A team takes a 64 x 64 tile: it reads 64 rows of codes, transposes through scratch,
 /// and writes 64 rows of 64 bytes.
 template <class ExecSpace>
@@ -73,7 +73,7 @@ struct DecodeWeightColumns {
   Kokkos::View<const std::uint8_t**, Kokkos::LayoutRight, Mem> codes;
   int C = 8;
   Int8Matrix<Mem> dst;
-  std::int64_t first = 0, cols = 0;
+  std::int64_t first = 0, count = 0;
 
   KOKKOS_INLINE_FUNCTION void operator()(const member_type& team) const {
     constexpr int groups = decoded_tile / 4;
@@ -96,7 +96,7 @@ struct DecodeWeightColumns {
     team.team_barrier();
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, decoded_tile * groups), [&](int idx) {
       const int jl = idx / groups, w = idx % groups;
-      if (j0 + jl >= cols) return;
+      if (j0 + jl >= count) return;
       std::uint32_t packed = 0;
       for (int e = 0; e < 4; ++e) {
         packed |= std::uint32_t(std::uint8_t(tile[jl * pitch + 4 * w + e])) << (8 * e);
@@ -107,7 +107,7 @@ struct DecodeWeightColumns {
 
   void run(const ExecSpace& space) const {
     const std::int64_t tiles =
-        std::int64_t(dst.extent(1)) / decoded_tile * ((cols + decoded_tile - 1) / decoded_tile);
+        std::int64_t(dst.extent(1)) / decoded_tile * ((count + decoded_tile - 1) / decoded_tile);
     Kokkos::parallel_for("TernaryCounter::backward_input::int8_decode_columns",
                          Kokkos::TeamPolicy<ExecSpace>(space, tiles, Kokkos::AUTO)
                              .set_scratch_size(0, Kokkos::PerTeam(decoded_tile * pitch)),
