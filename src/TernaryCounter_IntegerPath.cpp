@@ -233,34 +233,10 @@ struct ColumnQuantizer {
     for (int j = 0; j < W; ++j) x_scale(c0 + j) = dequantization_scale(amax[j]);
   }
 
-  /// dst(c0 + j, m) = level(m, j) for the M samples, zeros to dst's padded depth; adds the
-  /// levels to sum[j].
-  template <int W, class Level>
-  KOKKOS_INLINE_FUNCTION void transposed_rows(std::int64_t c0, const Int8Matrix<Mem>& dst,
-                                              const Level& level, std::int32_t* sum) const {
-    const std::int64_t M = x.extent(0), padded = dst.extent(1);
-    for (std::int64_t m0 = 0; m0 < padded; m0 += tile) {
-      std::int8_t q[tile][W];
-      const int n = int(Kokkos::min<std::int64_t>(tile, padded - m0));
-      for (int e = 0; e < n; ++e) {
-        const std::int64_t m = m0 + e;
-        for (int j = 0; j < W; ++j) {
-          const int v = m < M ? level(m, j) : 0;
-          q[e][j] = std::int8_t(v);
-          sum[j] += v;
-        }
-      }
-      for (int j = 0; j < W; ++j) {
-        std::int8_t* out = &dst(c0 + j, m0);
-        for (int e = 0; e < n; ++e) out[e] = q[e][j];
-      }
-    }
-  }
-
   /// Columns [o0, o0 + W) of grad_out.
   template <int W>
   KOKKOS_INLINE_FUNCTION void quantize_grad_out(std::int64_t o0) const {
-    const std::int64_t M = grad_out.extent(0);
+    const std::int64_t M = grad_out.extent(0), padded = gq.q.extent(1);
     float amax[W];
     std::int32_t sum[W];
     std::uint32_t column_elem[W];
@@ -273,13 +249,28 @@ struct ColumnQuantizer {
       const float* row = &grad_out(m, o0);
       for (int j = 0; j < W; ++j) amax[j] = absmax_join(amax[j], absmax_term(row[j]));
     }
-    transposed_rows<W>(
-        o0, gq.q,
-        [&](std::int64_t m, int j) {
-          return QuantizeRule(amax[j]).stochastic(
-              grad_out(m, o0 + j), uniform01(key, column_elem[j] + std::uint32_t(m)));
-        },
-        sum);
+    for (std::int64_t m0 = 0; m0 < padded; m0 += tile) {
+      std::int8_t q[tile][W];
+      const int n = int(Kokkos::min<std::int64_t>(tile, padded - m0));
+      for (int e = 0; e < n; ++e) {
+        const std::int64_t m = m0 + e;
+        if (m < M) {
+          const float* row = &grad_out(m, o0);
+          for (int j = 0; j < W; ++j) {
+            const int v = QuantizeRule(amax[j]).stochastic(
+                row[j], uniform01(key, column_elem[j] + std::uint32_t(m)));
+            q[e][j] = std::int8_t(v);
+            sum[j] += v;
+          }
+        } else {
+          for (int j = 0; j < W; ++j) q[e][j] = 0;
+        }
+      }
+      for (int j = 0; j < W; ++j) {
+        std::int8_t* out = &gq.q(o0 + j, m0);
+        for (int e = 0; e < n; ++e) out[e] = q[e][j];
+      }
+    }
     for (int j = 0; j < W; ++j) {
       gq.scale(o0 + j) = dequantization_scale(amax[j]);
       gq.sums(o0 + j) = sum[j];
@@ -384,21 +375,21 @@ constexpr bool vendor_gemm_space = std::is_same_v<ExecSpace, Kokkos::Cuda>;
 constexpr bool vendor_gemm_space = false;
 #endif
 
-/// The vendor's int8 GEMM c = a b^T into an output's memory (see cublas_int8_gemm).
+/// The vendor's int8 GEMM c = a b^T into an output's memory (see cublas_int8_gemm): none here.
 template <class ExecSpace>
-bool vendor_int8_gemm(const ExecSpace& space, std::int64_t rows, std::int64_t cols,
-                      std::int64_t depth, const std::int8_t* a, std::int64_t lda,
-                      const std::int8_t* b, std::int64_t ldb, float* c, std::int64_t ldc) {
-#ifdef KOKKOS_ENABLE_CUDA
-  if constexpr (std::is_same_v<ExecSpace, Kokkos::Cuda>) {
-    return cublas_int8_gemm(space, rows, cols, depth, a, lda, b, ldb,
-                            reinterpret_cast<std::int32_t*>(c), ldc);
-  }
-#endif
-  (void)space, (void)rows, (void)cols, (void)depth, (void)a, (void)lda, (void)b, (void)ldb;
-  (void)c, (void)ldc;
+bool vendor_int8_gemm(const ExecSpace&, std::int64_t, std::int64_t, std::int64_t,
+                      const std::int8_t*, std::int64_t, const std::int8_t*, std::int64_t, float*,
+                      std::int64_t) {
   return false;
 }
+#ifdef KOKKOS_ENABLE_CUDA
+inline bool vendor_int8_gemm(const Kokkos::Cuda& space, std::int64_t rows, std::int64_t cols,
+                             std::int64_t depth, const std::int8_t* a, std::int64_t lda,
+                             const std::int8_t* b, std::int64_t ldb, float* c, std::int64_t ldc) {
+  return cublas_int8_gemm(space, rows, cols, depth, a, lda, b, ldb,
+                          reinterpret_cast<std::int32_t*>(c), ldc);
+}
+#endif
 
 /// out [M, cols] = a W' on the vendor GEMM, W' decoded one block at a time by Decode (forward:
 /// rows of W, backward_input: columns of W), then the epilogue in place; false where the GEMM
