@@ -255,6 +255,32 @@ class TernaryLinear(torch.nn.Module):
         self._version += 1
         self._pass_uses, self._accumulated = [], []
 
+    def to_state(self):
+        """The layer's state as a new host ``ternarycounter.State`` (a copy: for the functional
+        calls and ``save_layers``)."""
+        state = State(self.out_features, self.in_features, self.C)
+        state.codes[...] = self.codes.cpu().numpy()
+        state.scale[...] = self.scale.cpu().numpy()
+        state.v[...] = self.v.cpu().numpy()
+        return state
+
+    def load_state(self, state):
+        """Copies a ``ternarycounter.State`` (e.g. from ``load_layers``) into the layer; its
+        shape and C must be the layer's."""
+        if not isinstance(state, State):
+            raise TypeError(f"TernaryLinear.load_state: state must be a ternarycounter.State, "
+                            f"not {type(state).__name__}")
+        if (state.out, state.in_, state.C) != (self.out_features, self.in_features, self.C):
+            raise ValueError(f"TernaryLinear.load_state: the state is {state.out} x {state.in_} "
+                             f"(C = {state.C}) but the layer {self.out_features} x "
+                             f"{self.in_features} (C = {self.C})")
+        with torch.no_grad():
+            self.codes.copy_(torch.from_numpy(state.codes))
+            self.scale.copy_(torch.from_numpy(state.scale))
+            self.v.copy_(torch.from_numpy(state.v))
+        self._version += 1
+        self._pass_uses, self._accumulated = [], []
+
     def extra_repr(self):
         return (f"in_features={self.in_features}, out_features={self.out_features}, "
                 f"bias={self.bias is not None}, C={self.C}, precision={self.precision}, "
@@ -341,7 +367,8 @@ class TernaryLinear(torch.nn.Module):
     def forward(self, x):
         if not isinstance(x, torch.Tensor):
             raise TypeError(f"TernaryLinear: x must be a torch.Tensor, not {type(x).__name__}")
-        if x.dim() < 1 or x.shape[-1] != self.in_features:
+        # (A trace records the shapes it sees: the check would be a constant in it.)
+        if not torch.jit.is_tracing() and (x.dim() < 1 or x.shape[-1] != self.in_features):
             raise ValueError(f"TernaryLinear: x has shape {tuple(x.shape)} but [..., "
                              f"{self.in_features}] is needed")
         if x.dtype not in _FLOAT_INPUTS:
