@@ -66,17 +66,19 @@ for _key in ("CPU", "CUDA"):
 
 
 class _TernaryLinearFunction(torch.autograd.Function):
-    """Inputs x [M, in] float32 contiguous and the layer's update trigger (None when the layer
-    does not train in this call). Backward: grad_x from the state the forward read; when the
+    """Inputs x [M, in] float32 contiguous, the same rows in their bf16/fp16 input dtype (or
+    None) and the layer's update trigger (None when the layer does not train in this call). Backward: grad_x from the state the forward read; when the
     trigger's gradient is wanted, hands (x, grad_out) to the layer (see the module docstring)."""
 
     @staticmethod
-    def forward(ctx, x, trigger, layer):
+    def forward(ctx, x, narrow_x, trigger, layer):
         ctx.layer = layer
         ctx.version = layer._version
         ctx.order = layer._next_use()
         if trigger is not None:
-            ctx.save_for_backward(x)
+            # A bf16/fp16 input is kept as it came (half the memory) and widened again for the
+            # update: widening is exact, so the bits are the same.
+            ctx.save_for_backward(x if narrow_x is None else narrow_x)
         return _forward_rows(x, layer.codes, layer.scale, layer.C, layer.precision)
 
     @staticmethod
@@ -94,11 +96,11 @@ class _TernaryLinearFunction(torch.autograd.Function):
         if ctx.needs_input_grad[0]:
             grad_x = layer._backward_rows(grad_y, seed)
         grad_trigger = None
-        if ctx.needs_input_grad[1]:
+        if ctx.needs_input_grad[2]:
             (x,) = ctx.saved_tensors
-            layer._record_use(ctx.order, x, grad_y)
+            layer._record_use(ctx.order, x.to(torch.float32).contiguous(), grad_y)
             grad_trigger = grad_y.new_zeros(0)
-        return grad_x, grad_trigger, None
+        return grad_x, None, grad_trigger, None
 
 
 def _on_trigger_gradient(layer_ref):
@@ -375,12 +377,17 @@ class TernaryLinear(torch.nn.Module):
             raise TypeError(f"TernaryLinear: x must be float32, bfloat16 or float16, not {x.dtype}")
         self._check_state(x)
         out_dtype = _autocast_dtype(x.device.type) or x.dtype
-        rows = x.reshape(-1, self.in_features).to(torch.float32).contiguous()
+        given = x.reshape(-1, self.in_features)
+        rows = given.to(torch.float32).contiguous()
         trains = self.training and self.update_trigger.requires_grad and torch.is_grad_enabled()
         if trains or (torch.is_grad_enabled() and x.requires_grad):
             if trains:
                 self._hook_trigger()
-            y = _TernaryLinearFunction.apply(rows, self.update_trigger if trains else None, self)
+            narrow = None
+            if trains and given.dtype != torch.float32:
+                narrow = given.detach().contiguous()
+            y = _TernaryLinearFunction.apply(rows, narrow, self.update_trigger if trains else None,
+                                             self)
         else:
             y = torch.ops.ternarycounter.linear(rows, self.codes, self.scale, self.C,
                                                 self.precision)
