@@ -1,5 +1,6 @@
-# TernaryCounter_ENABLE_PYTHON: the Python package (python/), on by default in a top-level host
-# build (no CUDA/HIP: the package runs on the host; no sanitizer flags: an instrumented module
+# TernaryCounter_ENABLE_PYTHON: the Python package (python/), on by default in a top-level host or
+# CUDA build (CUDA: the PyTorch layer takes CUDA tensors; HIP builds leave it out: its tensor
+# calls are written for CUDA and the host; no sanitizer flags: an instrumented module
 # cannot load into an uninstrumented interpreter) when a Python 3 interpreter with its development
 # headers, NumPy and pybind11 are found. Included before Kokkos:
 # the extension module is a shared object, so the static library and an in-tree Kokkos are
@@ -14,8 +15,7 @@ if(DEFINED TernaryCounter_ENABLE_PYTHON AND NOT TernaryCounter_ENABLE_PYTHON)
   return()
 endif()
 if(NOT DEFINED TernaryCounter_ENABLE_PYTHON
-   AND (NOT PROJECT_IS_TOP_LEVEL OR Kokkos_ENABLE_CUDA OR Kokkos_ENABLE_HIP
-        OR CMAKE_CXX_FLAGS MATCHES "-fsanitize"))
+   AND (NOT PROJECT_IS_TOP_LEVEL OR Kokkos_ENABLE_HIP OR CMAKE_CXX_FLAGS MATCHES "-fsanitize"))
   option(TernaryCounter_ENABLE_PYTHON "Build the Python package (python/)" OFF)
   return()
 endif()

@@ -168,8 +168,10 @@ def main():
     model = torch.nn.Sequential(*[m for layer in layers for m in (layer, torch.nn.ReLU())][:-1])
     names = [f"layer{l + 1}" for l in range(len(layers))]
     if resumed:
-        step, _ = tc.load_layers(a.resume, dict(zip(names, (layer.state for layer in layers))))
-        for layer in layers:
+        states = [layer.to_state() for layer in layers]
+        step, _ = tc.load_layers(a.resume, dict(zip(names, states)))
+        for layer, state in zip(layers, states):
+            layer.load_state(state)
             layer.step = step
 
     weights = sum(layer.in_features * layer.out_features for layer in layers)
@@ -233,7 +235,7 @@ def main():
         print(f"epoch={epoch} loss={loss:.6f} train_acc={train_acc:.4f} test_acc={test_acc:.4f} "
               f"samples/s={n_train / train_seconds:.0f}", flush=True)
         if a.save:
-            tc.save_layers(a.save, dict(zip(names, (layer.state for layer in layers))),
+            tc.save_layers(a.save, dict(zip(names, (layer.to_state() for layer in layers))),
                            step=layers[0].step, metadata=run_metadata(a))
     print(f"final: epoch={last_epoch} loss={loss:.6f} train_acc={train_acc:.4f} "
           f"test_acc={test_acc:.4f} seconds={time.perf_counter() - t0:.1f}")

@@ -5,6 +5,8 @@
 // checked here (dtype, C-contiguity, writability, shape: ValueError/TypeError naming the
 // argument) before the library is called; the library checks the rest before it changes
 // anything. ternarycounter/__init__.py turns PyTorch tensors and DLPack producers into arrays.
+#include "TernaryCounterTensors.hpp"
+
 #include <TernaryCounter.hpp>
 #include <TernaryCounter_Checkpoint.hpp>
 #include <TernaryCounter_TernaryLinear.hpp>
@@ -30,6 +32,7 @@
 
 namespace py = pybind11;
 namespace tc = TernaryCounter;
+using TernaryCounterPython::check_host_usable;
 
 namespace {
 
@@ -61,6 +64,7 @@ struct State {
   HostState state;
 
   State(std::int64_t out, std::int64_t in, int C) {
+    check_host_usable();
     HostState::check_shape(out, in, C);
     codes = aligned_array<std::uint8_t>(
         {py::ssize_t(out), py::ssize_t(in / tc::codes_per_group * tc::bytes_per_group)});
@@ -175,6 +179,7 @@ tc::UpdateParams update_params(const State& s, const std::string& call, double l
 
 py::array forward(const State& s, const py::handle& x_obj, const py::handle& y_obj,
                   const std::string& precision) {
+  check_host_usable();
   const py::array x = float_matrix(x_obj, "forward", "x", -1, s.state.in(), false);
   py::array y = y_obj.is_none()
                     ? py::array(aligned_array<float>({x.shape(0), py::ssize_t(s.state.out())}))
@@ -192,6 +197,7 @@ py::array forward(const State& s, const py::handle& x_obj, const py::handle& y_o
 py::array backward_input(const State& s, const py::handle& grad_out_obj,
                          const py::handle& grad_x_obj, const std::string& precision,
                          std::uint32_t seed) {
+  check_host_usable();
   const py::array grad_out =
       float_matrix(grad_out_obj, "backward_input", "grad_out", -1, s.state.out(), false);
   py::array grad_x =
@@ -212,6 +218,7 @@ py::array backward_input(const State& s, const py::handle& grad_out_obj,
 std::int64_t update(const State& s, const py::handle& grad_w_obj, double lr, double lr_scale,
                     double rms_beta, double rms_eps, double clip, std::uint32_t seed, bool lagged,
                     std::int64_t row_offset, int team_size, std::int64_t workspace_bytes) {
+  check_host_usable();
   const py::array grad_w =
       float_matrix(grad_w_obj, "update", "grad_w", s.state.out(), s.state.in(), false);
   const tc::UpdateParams p = update_params(s, "update", lr, lr_scale, rms_beta, rms_eps, clip, seed,
@@ -225,6 +232,7 @@ std::int64_t update_from_io(const State& s, const py::handle& x_obj, const py::h
                             double clip, std::uint32_t seed, bool lagged, std::int64_t row_offset,
                             int team_size, std::int64_t workspace_bytes,
                             const std::string& precision) {
+  check_host_usable();
   const py::array x = float_matrix(x_obj, "update_from_io", "x", -1, s.state.in(), false);
   const py::array grad_out =
       float_matrix(grad_out_obj, "update_from_io", "grad_out", x.shape(0), s.state.out(), false);
@@ -238,6 +246,7 @@ std::int64_t update_from_io(const State& s, const py::handle& x_obj, const py::h
 
 // The unpacked codes [out, in] (each < 3(2C-1)) of a state, as a new array.
 py::array_t<std::uint8_t> unpacked_codes(const State& s) {
+  check_host_usable();
   const auto codes = tc::unpack_codes(s.state);
   auto result =
       aligned_array<std::uint8_t>({py::ssize_t(s.state.out()), py::ssize_t(s.state.in())});
@@ -309,6 +318,7 @@ py::tuple read_checkpoint(const std::string& path) {
 // onehot) * grad_scale when grad is given. The C++ main job's kernel, the same bits.
 py::tuple softmax_cross_entropy(const py::handle& logits_obj, const py::handle& labels_obj,
                                 const py::handle& grad_obj, float grad_scale) {
+  check_host_usable();
   const std::string call = "softmax_cross_entropy";
   const py::array logits = float_matrix(logits_obj, call, "logits", -1, -1, false);
   const std::int64_t M = logits.shape(0), K = logits.shape(1);
@@ -347,8 +357,31 @@ py::tuple softmax_cross_entropy(const py::handle& logits_obj, const py::handle& 
   return py::make_tuple(losses, correct);
 }
 
+// Not in a forked child: its copy of Kokkos has no threads or GPU context to stop.
 void finalize_kokkos() {
+  if (TernaryCounterPython::forked_child()) return;
+  TernaryCounterPython::release_device_instances();
   if (Kokkos::is_initialized() && !Kokkos::is_finalized()) Kokkos::finalize();
+}
+
+// A CheckpointError's message quotes bytes of the file, which need not be UTF-8: they are
+// escaped (\xNN) so that the Python message is never empty.
+PyObject* checkpoint_error_type = nullptr;  // the module's exception type, alive with the process
+
+void translate_checkpoint_error(std::exception_ptr error) {
+  try {
+    if (error) std::rethrow_exception(error);
+  } catch (const tc::CheckpointError& e) {
+    const std::string what = e.what();
+    PyObject* message =
+        PyUnicode_DecodeUTF8(what.data(), Py_ssize_t(what.size()), "backslashreplace");
+    if (message == nullptr) {
+      PyErr_Clear();
+      message = PyUnicode_FromString("checkpoint error (message not decodable)");
+    }
+    PyErr_SetObject(checkpoint_error_type, message);
+    Py_XDECREF(message);
+  }
 }
 
 }  // namespace
@@ -373,12 +406,16 @@ PYBIND11_MODULE(_ternarycounter, m) {
       settings.set_disable_warnings(true);
     }
     Kokkos::initialize(settings);
+    TernaryCounterPython::record_initializing_process();
     py::module_::import("atexit").attr("register")(py::cpp_function(&finalize_kokkos));
   }
   m.attr("execution_space") = ExecSpace::name();
   m.attr("concurrency") = ExecSpace().concurrency();
 
-  py::register_exception<tc::CheckpointError>(m, "CheckpointError", PyExc_RuntimeError);
+  checkpoint_error_type =
+      py::exception<tc::CheckpointError>(m, "CheckpointError", PyExc_RuntimeError).inc_ref().ptr();
+  py::register_exception_translator(&translate_checkpoint_error);
+  TernaryCounterPython::register_tensor_calls(m);
 
   py::class_<State>(m, "State",
                     "One layer's packed training state (SPEC §1): codes [out, 3*in/4] uint8 (4 "

@@ -1,0 +1,246 @@
+// The calls of ternarycounter.torch.TernaryLinear over tensor memory. Torch owns every array
+// (the layer's codes, scale and v are module buffers; operands, outputs and the workspace are
+// tensors), so a call only wraps addresses in unmanaged Views:
+// - host memory (device < 0) runs on the build's host execution space;
+// - GPU memory (device >= 0, CUDA builds) runs on a Kokkos::Cuda instance built on the caller's
+//   stream (torch's current stream), kept per stream: the work is ordered with torch's kernels
+//   and nothing is fenced, so a step stays asynchronous on the GPU.
+// The Python side (ternarycounter/_tensors.py) checks the tensors' device, dtype, shape and
+// layout and raises naming the argument; the library checks the extents and parameters before it
+// changes anything.
+#include "TernaryCounterTensors.hpp"
+
+#include <TernaryCounter.hpp>
+#include <TernaryCounter_TernaryLinear.hpp>
+
+#include <Kokkos_Core.hpp>
+
+#include <pybind11/pybind11.h>
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <type_traits>
+
+#include <unistd.h>
+
+namespace py = pybind11;
+namespace tc = TernaryCounter;
+
+namespace TernaryCounterPython {
+
+namespace {
+
+pid_t initializing_pid = 0;
+
+using HostSpace = Kokkos::DefaultHostExecutionSpace;
+
+tc::Precision precision_of(const std::string& call, const std::string& precision) {
+  if (precision == "fp32") return tc::Precision::fp32;
+  if (precision == "int8") return tc::Precision::int8;
+  throw py::value_error(call + ": precision must be \"fp32\" or \"int8\", not \"" + precision +
+                        "\"");
+}
+
+// The state of an out x in layer (C) over the memory at the given addresses.
+template <class MemSpace>
+tc::PackedState<MemSpace> state_at(std::uintptr_t codes, std::uintptr_t scale, std::uintptr_t v,
+                                   std::int64_t out, std::int64_t in, int C) {
+  tc::PackedState<MemSpace>::check_shape(out, in, C);
+  tc::PackedState<MemSpace> state;
+  state.C = C;
+  state.codes = typename tc::PackedState<MemSpace>::codes_view(
+      reinterpret_cast<std::uint8_t*>(codes), out, in / tc::codes_per_group * tc::bytes_per_group);
+  state.scale = typename tc::PackedState<MemSpace>::row_view(reinterpret_cast<float*>(scale), out);
+  // forward and backward_input do not read v (0: an empty View).
+  state.v = typename tc::PackedState<MemSpace>::row_view(reinterpret_cast<float*>(v), v ? out : 0);
+  return state;
+}
+
+template <class MemSpace>
+tc::InputView<MemSpace> input_at(std::uintptr_t address, std::int64_t rows, std::int64_t cols) {
+  return tc::InputView<MemSpace>(reinterpret_cast<const float*>(address), rows, cols);
+}
+
+template <class MemSpace>
+tc::OutputView<MemSpace> output_at(std::uintptr_t address, std::int64_t rows, std::int64_t cols) {
+  return tc::OutputView<MemSpace>(reinterpret_cast<float*>(address), rows, cols);
+}
+
+[[noreturn]] void forked_error(const char* what) {
+  throw std::runtime_error(
+      std::string("ternarycounter: this process (pid ") + std::to_string(getpid()) +
+      ") is a fork of the process that initialized Kokkos (pid " +
+      std::to_string(initializing_pid) + "), and " + what +
+      " do not survive fork. Start worker processes with the 'spawn' or 'forkserver' method "
+      "(multiprocessing.get_context('spawn'), DataLoader(multiprocessing_context='spawn')), "
+      "or call ternarycounter only in the parent");
+}
+
+#if defined(KOKKOS_ENABLE_CUDA)
+// One Kokkos::Cuda instance per CUDA stream: building one allocates its internal buffers, and the
+// library keeps per-instance scratch, so an instance lives as long as the process uses its stream.
+std::map<std::uintptr_t, Kokkos::Cuda>& cuda_instances() {
+  static auto* instances = new std::map<std::uintptr_t, Kokkos::Cuda>();
+  return *instances;
+}
+
+Kokkos::Cuda cuda_instance(std::int64_t device, std::uintptr_t stream) {
+  if (forked_child()) forked_error("the CUDA context");
+  const int kokkos_device = Kokkos::Cuda().cuda_device();
+  if (device != kokkos_device) {
+    throw py::value_error("TernaryLinear: the tensors are on cuda:" + std::to_string(device) +
+                          " but Kokkos runs on cuda:" + std::to_string(kokkos_device) +
+                          " in this process (set CUDA_VISIBLE_DEVICES, or torch.cuda.set_device "
+                          "before importing ternarycounter)");
+  }
+  auto& instances = cuda_instances();
+  auto found = instances.find(stream);
+  if (found == instances.end()) {
+    found = instances.emplace(stream, Kokkos::Cuda(reinterpret_cast<cudaStream_t>(stream))).first;
+  }
+  return found->second;
+}
+#endif
+
+// Calls f(space, memory_space_tag) on the space that runs tensors of `device`.
+template <class F>
+void on_device(std::int64_t device, std::uintptr_t stream, F&& f) {
+  if (device < 0) {
+    check_host_usable();
+    py::gil_scoped_release release;
+    f(HostSpace{});
+    HostSpace{}.fence("TernaryCounter::python::host_call");
+    return;
+  }
+#if defined(KOKKOS_ENABLE_CUDA)
+  const Kokkos::Cuda space = cuda_instance(device, stream);
+  py::gil_scoped_release release;
+  f(space);
+#else
+  (void)stream;
+  throw py::value_error("TernaryLinear: a tensor is on a GPU (cuda:" + std::to_string(device) +
+                        ") but this build of ternarycounter runs on the host (" +
+                        std::string(HostSpace::name()) +
+                        "); build it with the cuda preset, or move the layer to the CPU");
+#endif
+}
+
+void tensor_forward(std::int64_t device, std::uintptr_t stream, std::uintptr_t codes,
+                    std::uintptr_t scale, std::int64_t out, std::int64_t in, int C,
+                    std::uintptr_t x, std::int64_t rows, std::uintptr_t y,
+                    const std::string& precision) {
+  const tc::ProductOptions options{precision_of("TernaryLinear", precision), 0};
+  on_device(device, stream, [&](const auto& space) {
+    using Mem = typename std::decay_t<decltype(space)>::memory_space;
+    tc::forward(space, state_at<Mem>(codes, scale, 0, out, in, C), input_at<Mem>(x, rows, in),
+                output_at<Mem>(y, rows, out), options);
+  });
+}
+
+void tensor_backward_input(std::int64_t device, std::uintptr_t stream, std::uintptr_t codes,
+                           std::uintptr_t scale, std::int64_t out, std::int64_t in, int C,
+                           std::uintptr_t grad_out, std::int64_t rows, std::uintptr_t grad_x,
+                           const std::string& precision, std::uint32_t seed) {
+  const tc::ProductOptions options{precision_of("TernaryLinear", precision), seed};
+  on_device(device, stream, [&](const auto& space) {
+    using Mem = typename std::decay_t<decltype(space)>::memory_space;
+    tc::backward_input(space, state_at<Mem>(codes, scale, 0, out, in, C),
+                       input_at<Mem>(grad_out, rows, out), output_at<Mem>(grad_x, rows, in),
+                       options);
+  });
+}
+
+// Enqueues one update step; the skipped-row count lands in the int64 at `skipped` (same device)
+// when the work is done. `workspace` holds workspace_rows x in floats.
+void tensor_update_from_io(std::int64_t device, std::uintptr_t stream, std::uintptr_t codes,
+                           std::uintptr_t scale, std::uintptr_t v, std::int64_t out,
+                           std::int64_t in, int C, std::uintptr_t x, std::int64_t rows,
+                           std::uintptr_t grad_out, std::uintptr_t workspace,
+                           std::int64_t workspace_rows, std::uintptr_t skipped, double lr,
+                           double lr_scale, double rms_beta, double rms_eps, double clip,
+                           std::uint32_t seed, bool lagged, const std::string& precision) {
+  tc::UpdateParams p;
+  p.C = C;
+  p.lr = lr;
+  p.lr_scale = lr_scale;
+  p.rms_beta = rms_beta;
+  p.rms_eps = rms_eps;
+  p.clip = clip;
+  p.seed = seed;
+  p.lagged = lagged;
+  p.precision = precision_of("TernaryLinear", precision);
+  p.validate();
+  on_device(device, stream, [&](const auto& space) {
+    using Mem = typename std::decay_t<decltype(space)>::memory_space;
+    tc::update_from_io(space, state_at<Mem>(codes, scale, v, out, in, C),
+                       input_at<Mem>(x, rows, in), input_at<Mem>(grad_out, rows, out), p,
+                       output_at<Mem>(workspace, workspace_rows, in),
+                       tc::SkippedRowsView<Mem>(reinterpret_cast<std::int64_t*>(skipped)));
+  });
+}
+
+std::int64_t tensor_workspace_rows(std::int64_t device, std::int64_t out, std::int64_t in) {
+#if defined(KOKKOS_ENABLE_CUDA)
+  if (device >= 0) return tc::from_io_workspace_rows<Kokkos::Cuda>(out, in);
+#endif
+  (void)device;
+  return tc::from_io_workspace_rows<HostSpace>(out, in);
+}
+
+}  // namespace
+
+void record_initializing_process() {
+  initializing_pid = getpid();
+}
+
+bool forked_child() {
+  return initializing_pid != 0 && getpid() != initializing_pid;
+}
+
+void check_host_usable() {
+  if (forked_child() && !std::is_same_v<HostSpace, Kokkos::Serial>) {
+    forked_error((std::string("its host threads (") + HostSpace::name() + ")").c_str());
+  }
+}
+
+void release_device_instances() {
+#if defined(KOKKOS_ENABLE_CUDA)
+  cuda_instances().clear();
+#endif
+}
+
+void register_tensor_calls(py::module_& m) {
+#if defined(KOKKOS_ENABLE_CUDA)
+  m.attr("cuda") = true;
+#else
+  m.attr("cuda") = false;
+#endif
+  m.def("forked_child", &forked_child,
+        "Whether this process is a fork of the one that initialized Kokkos.");
+  m.def("kokkos_cuda_device", []() -> std::int64_t {
+#if defined(KOKKOS_ENABLE_CUDA)
+    return Kokkos::Cuda().cuda_device();
+#else
+    return -1;
+#endif
+  });
+  m.def("tensor_forward", &tensor_forward, py::arg("device"), py::arg("stream"), py::arg("codes"),
+        py::arg("scale"), py::arg("out"), py::arg("in_"), py::arg("C"), py::arg("x"),
+        py::arg("rows"), py::arg("y"), py::arg("precision"));
+  m.def("tensor_backward_input", &tensor_backward_input, py::arg("device"), py::arg("stream"),
+        py::arg("codes"), py::arg("scale"), py::arg("out"), py::arg("in_"), py::arg("C"),
+        py::arg("grad_out"), py::arg("rows"), py::arg("grad_x"), py::arg("precision"),
+        py::arg("seed"));
+  m.def("tensor_update_from_io", &tensor_update_from_io, py::arg("device"), py::arg("stream"),
+        py::arg("codes"), py::arg("scale"), py::arg("v"), py::arg("out"), py::arg("in_"),
+        py::arg("C"), py::arg("x"), py::arg("rows"), py::arg("grad_out"), py::arg("workspace"),
+        py::arg("workspace_rows"), py::arg("skipped"), py::arg("lr"), py::arg("lr_scale"),
+        py::arg("rms_beta"), py::arg("rms_eps"), py::arg("clip"), py::arg("seed"),
+        py::arg("lagged"), py::arg("precision"));
+  m.def("tensor_workspace_rows", &tensor_workspace_rows, py::arg("device"), py::arg("out"),
+        py::arg("in_"));
+}
+
+}  // namespace TernaryCounterPython

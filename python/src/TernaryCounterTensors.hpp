@@ -1,0 +1,28 @@
+// The extension's calls over tensor memory (PyTorch's TernaryLinear): the state and the operands
+// are given as addresses of memory the caller owns (torch tensors' data_ptr), on the host or on
+// the build's GPU, and become unmanaged Kokkos Views for one call.
+#pragma once
+
+#include <pybind11/pybind11.h>
+
+namespace TernaryCounterPython {
+
+/// Adds tensor_forward, tensor_backward_input, tensor_update_from_io and the device queries to
+/// the module.
+void register_tensor_calls(pybind11::module_& m);
+
+/// Whether this process is a fork of the one that initialized Kokkos (whose host threads and
+/// GPU context the child does not have).
+bool forked_child();
+
+/// Throws RuntimeError (naming the fix) in a forked child where the host execution space has
+/// threads (OpenMP's do not survive fork); a Serial host space works there.
+void check_host_usable();
+
+/// Drops the cached GPU execution-space instances (before Kokkos::finalize).
+void release_device_instances();
+
+/// Records the process that initialized Kokkos (called once, at import).
+void record_initializing_process();
+
+}  // namespace TernaryCounterPython
