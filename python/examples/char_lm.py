@@ -121,6 +121,11 @@ def encode(text):
     vocab = sorted(set(text))
     if len(vocab) > 256:
         sys.exit(f"char_lm.py: the text has {len(vocab)} distinct characters (256 at most)")
+    if ord(vocab[-1]) < 256:  # one byte a character: a table lookup instead of a Python loop
+        table = torch.zeros(256, dtype=torch.uint8)
+        table[torch.tensor([ord(c) for c in vocab])] = torch.arange(len(vocab), dtype=torch.uint8)
+        return table[torch.frombuffer(bytearray(text.encode("latin-1")),
+                                      dtype=torch.uint8).long()], vocab
     index = {c: i for i, c in enumerate(vocab)}
     return torch.tensor([index[c] for c in text], dtype=torch.uint8), vocab
 
@@ -408,24 +413,35 @@ def train(args):
                          peak_gpu_gib=round(peak_gib(device), 3))
             points.append(point)
             print(" ".join(f"{k}={v}" for k, v in point.items()), flush=True)
+            write_curve(args, label, device, points, None)  # a run cut short keeps its points
             losses.zero_()
             since = 0
             synchronize(device)
             started = time.perf_counter()
-    last = points[-1]
-    final = dict(label=label, steps=args.steps, val_loss=last["val_loss"],
-                 tokens_per_s=round(args.steps * tokens / seconds), seconds=round(seconds, 2),
-                 state_bytes=last["state_bytes"],
-                 state_bytes_per_weight=last["state_bytes_per_weight"],
-                 peak_gpu_gib=last["peak_gpu_gib"])
+    final = summary(label, points, tokens)
     print("final: " + " ".join(f"{k}={v}" for k, v in final.items()), flush=True)
-    if args.curve:
-        record = dict(label=label, device=(torch.cuda.get_device_name(device)
-                                           if device.type == "cuda" else "cpu"),
-                      torch=torch.__version__, argv=sys.argv[1:], points=points, final=final)
-        with open(args.curve, "w") as f:
-            json.dump(record, f, indent=1)
+    write_curve(args, label, device, points, final)
     return final
+
+
+def summary(label, points, tokens_per_step):
+    last = points[-1]
+    return dict(label=label, steps=last["step"], val_loss=last["val_loss"],
+                tokens_per_s=round(last["step"] * tokens_per_step / last["seconds"]),
+                seconds=round(last["seconds"], 2), state_bytes=last["state_bytes"],
+                state_bytes_per_weight=last["state_bytes_per_weight"],
+                peak_gpu_gib=max(p["peak_gpu_gib"] for p in points))
+
+
+def write_curve(args, label, device, points, final):
+    if not args.curve:
+        return
+    record = dict(label=label, device=(torch.cuda.get_device_name(device)
+                                       if device.type == "cuda" else "cpu"),
+                  torch=torch.__version__, argv=sys.argv[1:], points=points,
+                  final=final or summary(label, points, args.batch * args.context))
+    with open(args.curve, "w") as f:
+        json.dump(record, f, indent=1)
 
 
 def plot(path, curve_paths):
