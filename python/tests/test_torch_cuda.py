@@ -49,7 +49,7 @@ def assert_same_state(a, b):
 
 def step(layer, x, grad_y):
     """One training step of `layer` on x (moved to its device): (y, grad_x) on the host."""
-    x = x.to(layer.codes.device).requires_grad_()
+    x = x.detach().to(layer.codes.device).requires_grad_()  # a leaf, never the caller's x
     y = layer(x)
     y.backward(grad_y.to(layer.codes.device))
     return y.detach().cpu(), x.grad.cpu()
