@@ -88,7 +88,7 @@ def parse_args(argv=None):
                    help="TernaryLinear init scale as a multiple of 1/sqrt(2 in / 3)")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--eval-every", type=int, default=100)
-    p.add_argument("--eval-batches", type=int, default=20)
+    p.add_argument("--eval-batches", type=int, default=10)
     p.add_argument("--curve", default=None, help="write the lines' figures to this JSON file")
     p.add_argument("--label", default=None, help="the run's name in --curve (and the plot)")
     p.add_argument("--profile", default=None,
