@@ -362,7 +362,7 @@ def profile_steps(model, optimizer, data, offsets, args, amp, device, path):
     key = "cuda_time_total" if device.type == "cuda" else "cpu_time_total"
     if device.type == "cuda" and hasattr(prof.key_averages()[0], "device_time_total"):
         key = "device_time_total"
-    table = prof.key_averages().table(sort_by=key, row_limit=40)
+    table = prof.key_averages().table(sort_by=key, row_limit=60, max_name_column_width=110)
     with open(path, "w") as f:
         f.write(f"{describe(args)}: 10 steps, batch {args.batch} x {args.context}\n{table}\n")
     print(f"profile: {path}", flush=True)
