@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
-// ternary-counter-perf [--shape OUTxINxM]... [--shapes llm|inference] [--workspace-mib N]
+// ternary-counter-perf [--shape OUTxINxM]... [--shapes llm|inference|transformer]
+//                      [--workspace-mib N]
 //                      [--team-size N] [--precision fp32|int8] [--repeat N] [--json FILE]
 // Times, per shape and in one run: update_from_io (the strict path, with a caller-owned
 // workspace), the vendor path (vendor SGEMM forming grad_w, then our dense update) and the dense
@@ -36,7 +37,7 @@ using namespace TernaryCounter;
 using namespace TernaryCounter::Perf;
 
 const char* const usage =
-    "usage: ternary-counter-perf [--shape OUTxINxM]... [--shapes llm|inference]\n"
+    "usage: ternary-counter-perf [--shape OUTxINxM]... [--shapes llm|inference|transformer]\n"
     "                            [--workspace-mib N]\n"
     "                            [--team-size N] [--precision fp32|int8] [--repeat N]\n"
     "                            [--json FILE] [--help]\n"
@@ -50,6 +51,11 @@ const char* const usage =
     "  --shapes inference 16384x16384x1 16384x16384x4 4096x4096x1 11008x4096x1\n"
     "                    4096x11008x1 (token-by-token and tiny batches, where forward reads\n"
     "                    each weight once), with any --shape given\n"
+    "  --shapes transformer the layers of two transformers at M = batch x context:\n"
+    "                    d=512 at 8 x 1024 tokens (qkv 1536x512, out 512x512, mlp up\n"
+    "                    2048x512, mlp down 512x2048, M 8192) and d=4096 at 2 x 2048 tokens\n"
+    "                    (qkv 12288x4096, out 4096x4096, mlp up 16384x4096, mlp down\n"
+    "                    4096x16384, M 4096), with any --shape given\n"
     "  --workspace-mib N update_from_io's workspace budget (default: the library's, see\n"
     "                    from_io_workspace_rows)\n"
     "  --team-size N     threads per row of the update (UpdateParams::team_size; default 0:\n"
@@ -70,6 +76,13 @@ struct UsageError : std::runtime_error {
 struct Shape {
   std::int64_t out, in, m;
 };
+
+/// The four products of a transformer block (qkv, attention out, MLP up, MLP down) as
+/// out x in x M, for a d=512 model at batch 8 x context 1024 and a d=4096 model at batch 2 x
+/// context 2048 (MLP width 4d).
+const Shape transformer_shapes[] = {
+    {3 * 512, 512, 8192},   {512, 512, 8192},   {4 * 512, 512, 8192},   {512, 4 * 512, 8192},
+    {3 * 4096, 4096, 4096}, {4096, 4096, 4096}, {4 * 4096, 4096, 4096}, {4096, 4 * 4096, 4096}};
 
 struct Options {
   std::vector<Shape> shapes;
@@ -146,8 +159,11 @@ Options parse_options(int argc, char** argv) {
               Shape{11008, 4096, 1}, Shape{4096, 11008, 1}}) {
           options.shapes.push_back(shape);
         }
+      } else if (value == "transformer") {
+        for (const Shape shape : transformer_shapes) options.shapes.push_back(shape);
       } else {
-        throw UsageError("--shapes knows 'llm' and 'inference', got '" + value + "'");
+        throw UsageError("--shapes knows 'llm', 'inference' and 'transformer', got '" + value +
+                         "'");
       }
     } else if (arg == "--workspace-mib") {
       options.workspace_mib = parse_positive(value, "--workspace-mib");
@@ -515,7 +531,11 @@ std::string record_json(const ShapeResult& r, const CopyBandwidth& copy) {
       .raw("forward_ms_samples", json_numbers(r.forward.ms))
       .raw("backward_input_ms_samples", json_numbers(r.backward_input.ms))
       .raw("layer_step_ms_samples", json_numbers(r.layer_step.ms))
-      .raw("vendor_layer_step_ms_samples", json_numbers(r.vendor_layer_step.ms));
+      .raw("vendor_layer_step_ms_samples", json_numbers(r.vendor_layer_step.ms))
+      .raw("vendor_forward_ms_samples", json_numbers(r.vendor_forward.ms))
+      .raw("vendor_backward_input_ms_samples", json_numbers(r.vendor_backward_input.ms))
+      .raw("vendor_int8_gemm_ms_samples", json_numbers(r.vendor_int8_gemm.ms))
+      .raw("vendor_bf16_layer_step_ms_samples", json_numbers(r.vendor_bf16_layer_step.ms));
   return o.text("    ");
 }
 
