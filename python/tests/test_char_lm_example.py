@@ -104,3 +104,47 @@ def test_both_models_have_the_same_layers_and_batches():
     assert torch.equal(char_lm.batch_offsets(5, 4, 1000, 1), char_lm.batch_offsets(5, 4, 1000, 1))
     assert not torch.equal(char_lm.batch_offsets(5, 4, 1000, 1),
                            char_lm.batch_offsets(5, 4, 1000, 2))
+
+
+def free_port():
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def run_processes(count, *args):
+    """char_lm.py --distributed in `count` processes with the environment torchrun gives them
+    (Debian's torchrun 1.13 does not start under Python 3.11); rank 0's output."""
+    port = str(free_port())
+    processes = []
+    for rank in range(count):
+        env = dict(os.environ, OMP_PROC_BIND="false", OMP_NUM_THREADS="1", RANK=str(rank),
+                   LOCAL_RANK=str(rank), WORLD_SIZE=str(count), LOCAL_WORLD_SIZE=str(count),
+                   MASTER_ADDR="127.0.0.1", MASTER_PORT=port)
+        processes.append(subprocess.Popen([sys.executable, EXAMPLE, "--distributed", *args],
+                                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                          text=True, env=env))
+    outputs = [p.communicate(timeout=300)[0] for p in processes]
+    for p, output in zip(processes, outputs):
+        assert p.returncode == 0, output
+    return outputs[0]
+
+
+def loss_lines(output):
+    """The step lines' losses (their times and speeds vary from run to run)."""
+    return [" ".join(field for field in line.split() if "loss" in field or "step=" in field)
+            for line in output.splitlines() if line.startswith("step=")]
+
+
+def test_distributed_loss_lines_do_not_depend_on_the_process_count():
+    """--adam-lr 0 leaves the torch parameters as initialized: the ternary layers train alone,
+    and their updates are one process's bits for any process count (unequal blocks with 3)."""
+    torch = pytest.importorskip("torch")
+    if not torch.distributed.is_available() or not torch.distributed.is_gloo_available():
+        pytest.skip("torch.distributed without Gloo")
+    args = [*SMALL, "--steps", "40", "--eval-every", "20", "--adam-lr", "0"]
+    lines = {count: loss_lines(run_processes(count, *args)) for count in (1, 2, 3)}
+    assert len(lines[1]) == 2
+    assert lines[2] == lines[1]
+    assert lines[3] == lines[1]

@@ -45,6 +45,7 @@ struct QuantizedRows {
   FloatVector<MemorySpace> scale;
   IntVector<MemorySpace> sums;
 
+  QuantizedRows() = default;
   static std::size_t bytes(std::int64_t rows, std::int64_t depth) {
     return scratch_bytes<std::int8_t>((rows + int8_padding_rows) * padded_depth(depth)) +
            scratch_bytes<float>(rows) + scratch_bytes<std::int32_t>(rows);
@@ -173,6 +174,10 @@ struct RowQuantizer {
   }
 };
 
+/// What a ColumnQuantizer launch does: the columns' absmax and the quantization (one process),
+/// only the absmax, or only the quantization with given absmax (data parallelism, SPEC §7).
+enum class ColumnPass { both, absmax, quantize };
+
 /// The weight gradient's operands on hosts (SPEC §6, update from IO; GPUs: TiledColumnQuantizer):
 /// x quantized per column to xq [M, in] (nearest) and grad_out per column, transposed, to
 /// gq [out, Mp] (stochastic on stream tag_w with elem = (row_offset + o) * M + m), with the
@@ -193,6 +198,14 @@ struct ColumnQuantizer {
   std::uint32_t key = 0;
   std::int64_t row_offset = 0;
   bool avx512 = false;  ///< hosts: the AVX-512 copy of x's nearest rounding (set by run)
+  /// Data parallelism (SPEC §7): the global batch size and this block's first global sample,
+  /// which key gq's stream (-1: these samples are the whole batch).
+  std::int64_t stream_samples = -1;
+  std::int64_t sample_offset = 0;
+  /// The columns' absmax bits [in + out] (x's, then grad_out's): written by an absmax pass, read
+  /// by a quantize pass (both: the quantizer's own, and this is unused).
+  Kokkos::View<std::uint32_t*, Mem> amax_bits;
+  ColumnPass pass = ColumnPass::both;
 
   KOKKOS_INLINE_FUNCTION static std::int64_t blocks(std::int64_t n) {
     return (n + width - 1) / width;
@@ -220,15 +233,31 @@ struct ColumnQuantizer {
   }
 
   /// Columns [c0, c0 + W) of x.
+  /// amax[j]: the absmax of column c0 + j of `m` (first: its index in amax_bits), from
+  /// amax_bits in a quantize pass, else over the samples (and stored in an absmax pass).
   template <int W>
-  KOKKOS_INLINE_FUNCTION void quantize_x(std::int64_t c0) const {
-    const std::int64_t M = x.extent(0);
-    float amax[W];
+  KOKKOS_INLINE_FUNCTION void column_absmax(const InputView<Mem>& m, std::int64_t c0,
+                                            std::int64_t first, float* amax) const {
+    if (pass == ColumnPass::quantize) {
+      for (int j = 0; j < W; ++j) amax[j] = absmax_from_bits(amax_bits(first + c0 + j));
+      return;
+    }
     for (int j = 0; j < W; ++j) amax[j] = 0.0f;
-    for (std::int64_t m = 0; m < M; ++m) {
-      const float* row = &x(m, c0);
+    for (std::int64_t s = 0; s < std::int64_t(m.extent(0)); ++s) {
+      const float* row = &m(s, c0);
       for (int j = 0; j < W; ++j) amax[j] = absmax_join(amax[j], absmax_term(row[j]));
     }
+    if (pass == ColumnPass::absmax) {
+      for (int j = 0; j < W; ++j)
+        amax_bits(first + c0 + j) = Kokkos::bit_cast<std::uint32_t>(amax[j]);
+    }
+  }
+
+  template <int W>
+  KOKKOS_INLINE_FUNCTION void quantize_x(std::int64_t c0) const {
+    float amax[W];
+    column_absmax<W>(x, c0, 0, amax);
+    if (pass == ColumnPass::absmax) return;
     quantize_x_rows<W>(c0, amax);
     for (int j = 0; j < W; ++j) x_scale(c0 + j) = dequantization_scale(amax[j]);
   }
@@ -238,16 +267,14 @@ struct ColumnQuantizer {
   KOKKOS_INLINE_FUNCTION void quantize_grad_out(std::int64_t o0) const {
     const std::int64_t M = grad_out.extent(0), padded = gq.q.extent(1);
     float amax[W];
+    column_absmax<W>(grad_out, o0, x.extent(1), amax);
+    if (pass == ColumnPass::absmax) return;
+    const std::int64_t stream_M = stream_samples < 0 ? M : stream_samples;
     std::int32_t sum[W];
     std::uint32_t column_elem[W];
     for (int j = 0; j < W; ++j) {
-      amax[j] = 0.0f;
       sum[j] = 0;
-      column_elem[j] = element_index(row_offset + o0 + j, M, 0);
-    }
-    for (std::int64_t m = 0; m < M; ++m) {
-      const float* row = &grad_out(m, o0);
-      for (int j = 0; j < W; ++j) amax[j] = absmax_join(amax[j], absmax_term(row[j]));
+      column_elem[j] = element_index(row_offset + o0 + j, stream_M, sample_offset);
     }
     for (std::int64_t m0 = 0; m0 < padded; m0 += tile) {
       std::int8_t q[tile][W];
@@ -361,6 +388,19 @@ struct GradientEpilogue {
     float* out = &gradient(r, i0);
     const float* sx = &col_scale(i0);
     for (int j = 0; j < n; ++j) out[j] = float(sums[j]) * (sg * sx[j]);
+  }
+};
+
+/// sums(r, i) = G: the weight gradient's int32 sums themselves (data parallelism, SPEC §7).
+template <class Mem>
+struct IntegerSumsEpilogue {
+  Kokkos::View<std::int32_t**, Kokkos::LayoutRight, Mem> sums;
+  KOKKOS_INLINE_FUNCTION void store(std::int64_t r, std::int64_t i, std::int32_t sum) const {
+    sums(r, i) = sum;
+  }
+  void store_run(std::int64_t r, std::int64_t i0, int n, const std::int32_t* run) const {
+    std::int32_t* out = &sums(r, i0);
+    for (int j = 0; j < n; ++j) out[j] = run[j];
   }
 };
 
@@ -580,6 +620,98 @@ void update_from_io_int8(
   }
 }
 
+template <class ExecSpace>
+void int8_column_absmax(const ExecSpace& space,
+                        const InputView<typename ExecSpace::memory_space>& x,
+                        const InputView<typename ExecSpace::memory_space>& grad_out,
+                        const AbsmaxBits<typename ExecSpace::memory_space>& amax_bits) {
+  if constexpr (host_space<ExecSpace>) {
+    ColumnQuantizer<ExecSpace> columns{x, grad_out, {}, {}, {}};
+    columns.amax_bits = amax_bits;
+    columns.pass = ColumnPass::absmax;
+    columns.run(space, "TernaryCounter::Distributed::column_absmax");
+  } else {
+    TiledColumnQuantizer<ExecSpace>{x, grad_out, {}, {}, {}, {}, {}, amax_bits}.run_absmax(space);
+  }
+}
+
+template <class ExecSpace>
+void int8_gradient_sums(const ExecSpace& space,
+                        const InputView<typename ExecSpace::memory_space>& x,
+                        const InputView<typename ExecSpace::memory_space>& grad_out,
+                        const AbsmaxBits<typename ExecSpace::memory_space>& amax_bits,
+                        std::uint32_t seed, std::int64_t row_offset, std::int64_t stream_samples,
+                        std::int64_t sample_offset,
+                        const IntegerSums<typename ExecSpace::memory_space>& sums) {
+  using Mem = typename ExecSpace::memory_space;
+  const std::int64_t M = x.extent(0), in = x.extent(1), out = grad_out.extent(1);
+  if (M == 0) {  // no samples: G_r = 0
+    Kokkos::deep_copy(space, sums, 0);
+    return;
+  }
+  constexpr bool tiled_columns = !host_space<ExecSpace>;
+  const std::int64_t xq_rows = tiled_columns ? in : M;
+  const std::int64_t xq_cols = tiled_columns ? padded_depth(M) : in;
+  ScratchArena<ExecSpace> arena(space, scratch_bytes<std::int8_t>(xq_rows * xq_cols) +
+                                           scratch_bytes<float>(in) +
+                                           QuantizedRows<Mem>::bytes(out, M));
+  const Int8Matrix<Mem> xq(arena.template take<std::int8_t>(xq_rows * xq_cols), xq_rows, xq_cols);
+  const FloatVector<Mem> x_scale(arena.template take<float>(in), in);
+  const QuantizedRows<Mem> gq(space, arena, out, M);
+  const std::uint32_t key = stream_key(seed, int8_weight_gradient_tag);
+  const IntegerSumsEpilogue<Mem> epilogue{sums};
+  const char* label = "TernaryCounter::Distributed::int8_gradient_sums";
+  if constexpr (!tiled_columns) {
+    ColumnQuantizer<ExecSpace> columns{x, grad_out, xq, x_scale, gq, key, row_offset};
+    columns.stream_samples = stream_samples;
+    columns.sample_offset = sample_offset;
+    columns.amax_bits = amax_bits;
+    columns.pass = ColumnPass::quantize;
+    columns.run(space, "TernaryCounter::Distributed::quantize_columns");
+    run_integer_product(space, gq, Int8ByDepth<Mem>{xq}, 2, out, in, epilogue, label);
+  } else {
+    TiledColumnQuantizer<ExecSpace> columns{x,        grad_out, xq,        x_scale, gq.q,
+                                            gq.scale, gq.sums,  amax_bits, key,     row_offset};
+    columns.stream_samples = stream_samples;
+    columns.sample_offset = sample_offset;
+    columns.run_quantize(space);
+    const std::int64_t depth = gq.q.extent(1);
+    if (!vendor_int8_gemm(space, out, in, depth, gq.q.data(), depth, xq.data(), depth,
+                          reinterpret_cast<float*>(sums.data()), sums.stride(0))) {
+      PortableIntegerProduct<ExecSpace, Int8ByColumn<Mem>, IntegerSumsEpilogue<Mem>>{
+          Int8Rows<Mem>{gq.q}, Int8ByColumn<Mem>{xq}, epilogue, out, in, depth / 4}
+          .run(space, label);
+    }
+  }
+}
+
+template <class ExecSpace>
+void int8_update_from_sums(const ExecSpace& space,
+                           const PackedState<typename ExecSpace::memory_space>& rows,
+                           const IntegerSums<typename ExecSpace::memory_space>& sums,
+                           const AbsmaxBits<typename ExecSpace::memory_space>& amax_bits,
+                           std::int64_t first_row, const UpdateParams& params,
+                           const SkippedRowsView<typename ExecSpace::memory_space>& skipped_rows) {
+  using Mem = typename ExecSpace::memory_space;
+  const std::int64_t n = rows.out(), in = rows.in();
+  const UpdateConstants k = make_update_constants(params, n, in);
+  Kokkos::deep_copy(space, skipped_rows, std::int64_t(0));
+  if (n == 0) return;
+  // g = float(G) * (sg * sx), GradientEpilogue's arithmetic, in place over G.
+  const Kokkos::View<float**, Kokkos::LayoutRight, Mem> gradient(
+      reinterpret_cast<float*>(sums.data()), n, in);
+  Kokkos::parallel_for(
+      "TernaryCounter::Distributed::int8_gradient",
+      Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<2>>(space, {0, 0}, {n, in}),
+      KOKKOS_LAMBDA(std::int64_t r, std::int64_t i) {
+        const float sg = dequantization_scale(absmax_from_bits(amax_bits(in + first_row + r)));
+        const float sx = dequantization_scale(absmax_from_bits(amax_bits(i)));
+        gradient(r, i) = float(sums(r, i)) * (sg * sx);
+      });
+  RowUpdateKernel<ExecSpace> row_update{rows.codes, rows.scale, rows.v, gradient, k, skipped_rows};
+  row_update.enqueue(space, params.team_size);
+}
+
 #define TERNARYCOUNTER_INSTANTIATE_INTEGER_PATH(SPACE)                                             \
   template void forward_int8<SPACE>(const SPACE&, const PackedState<SPACE::memory_space>&,         \
                                     const InputView<SPACE::memory_space>&,                         \
@@ -592,7 +724,18 @@ void update_from_io_int8(
       const SPACE&, const PackedState<SPACE::memory_space>&,                                       \
       const InputView<SPACE::memory_space>&, const InputView<SPACE::memory_space>&,                \
       const UpdateParams&, const Kokkos::View<float**, Kokkos::LayoutRight, SPACE::memory_space>&, \
-      const SkippedRowsView<SPACE::memory_space>&);
+      const SkippedRowsView<SPACE::memory_space>&);                                                \
+  template void int8_column_absmax<SPACE>(const SPACE&, const InputView<SPACE::memory_space>&,     \
+                                          const InputView<SPACE::memory_space>&,                   \
+                                          const AbsmaxBits<SPACE::memory_space>&);                 \
+  template void int8_gradient_sums<SPACE>(                                                         \
+      const SPACE&, const InputView<SPACE::memory_space>&, const InputView<SPACE::memory_space>&,  \
+      const AbsmaxBits<SPACE::memory_space>&, std::uint32_t, std::int64_t, std::int64_t,           \
+      std::int64_t, const IntegerSums<SPACE::memory_space>&);                                      \
+  template void int8_update_from_sums<SPACE>(                                                      \
+      const SPACE&, const PackedState<SPACE::memory_space>&,                                       \
+      const IntegerSums<SPACE::memory_space>&, const AbsmaxBits<SPACE::memory_space>&,             \
+      std::int64_t, const UpdateParams&, const SkippedRowsView<SPACE::memory_space>&);
 
 TERNARYCOUNTER_FOR_EACH_EXECUTION_SPACE(TERNARYCOUNTER_INSTANTIATE_INTEGER_PATH)
 

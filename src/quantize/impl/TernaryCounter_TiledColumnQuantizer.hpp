@@ -38,6 +38,10 @@ struct TiledColumnQuantizer {
   Kokkos::View<std::uint32_t*, Mem> amax_bits;  ///< [in + out]: x's columns, then grad_out's
   std::uint32_t key = 0;
   std::int64_t row_offset = 0;
+  /// Data parallelism (SPEC §7): the global batch size and this block's first global sample,
+  /// which key gq's stream (-1: these samples are the whole batch).
+  std::int64_t stream_samples = -1;
+  std::int64_t sample_offset = 0;
 
   KOKKOS_INLINE_FUNCTION std::int64_t in() const { return x.extent(1); }
   KOKKOS_INLINE_FUNCTION std::int64_t out() const { return grad_out.extent(1); }
@@ -77,7 +81,10 @@ struct TiledColumnQuantizer {
         if (of_x) {
           v = rule.nearest(x(m, c));
         } else {
-          const std::uint32_t elem = element_index(row_offset + c, M, 0) + std::uint32_t(m);
+          const std::uint32_t elem =
+              element_index(row_offset + c, stream_samples < 0 ? M : stream_samples,
+                            sample_offset) +
+              std::uint32_t(m);
           v = rule.stochastic(grad_out(m, c), uniform01(key, elem));
         }
       }
@@ -114,13 +121,23 @@ struct TiledColumnQuantizer {
   }
 
   void run(const ExecSpace& space) const {
+    run_absmax(space);
+    run_quantize(space);
+  }
+
+  /// Pass 1 alone: amax_bits of these samples.
+  void run_absmax(const ExecSpace& space) const {
     Kokkos::deep_copy(space, amax_bits, 0u);
-    Kokkos::deep_copy(space, gq_sums, 0);
     const std::int64_t cols = in() + out();
     Kokkos::parallel_for("TernaryCounter::update_from_io::column_absmax",
                          Kokkos::RangePolicy<ExecSpace, Absmax, Kokkos::IndexType<std::int64_t>>(
                              space, 0, tiles(samples()) * cols),
                          *this);
+  }
+
+  /// Pass 2 alone, with the absmax in amax_bits (one process's, or agreed by the ranks).
+  void run_quantize(const ExecSpace& space) const {
+    Kokkos::deep_copy(space, gq_sums, 0);
     const std::int64_t teams = std::int64_t(xq.extent(1) / tile) * (tiles(in()) + tiles(out()));
     const int scratch = tile * pitch + tile * (tile / 4) * int(sizeof(std::int32_t));
     Kokkos::TeamPolicy<ExecSpace, Quantize> policy(space, teams, Kokkos::AUTO);
