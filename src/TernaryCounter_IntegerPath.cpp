@@ -7,6 +7,7 @@
 #include "impl/TernaryCounter_ExecutionSpaces.hpp"
 #include "impl/TernaryCounter_FewSampleInt8Forward.hpp"
 #include "impl/TernaryCounter_HostInt8Gemm.hpp"
+#include "impl/TernaryCounter_IntegerGradientRows.hpp"
 #include "impl/TernaryCounter_IntegerOperands.hpp"
 #include "impl/TernaryCounter_Quantize.hpp"
 #include "impl/TernaryCounter_RowUpdateKernel.hpp"
@@ -545,6 +546,15 @@ void update_from_io_int8(
         .run(space);
   }
   Kokkos::deep_copy(space, skipped_rows, std::int64_t(0));
+  if constexpr (vendor_gemm_space<ExecSpace>) {  // (HIP: the portable kernel, unmeasured there)
+    if (M <= few_sample_update_max) {  // no gradient rows in memory: the update forms them
+      const FewSampleGradientRows<Mem> source{gq.q, xq, gq.scale, x_scale, int((M + 3) / 4)};
+      RowUpdateKernel<ExecSpace, false, FewSampleGradientRows<Mem>>{
+          state.codes, state.scale, state.v, {}, k, skipped_rows, source}
+          .enqueue(space, params.team_size);
+      return;
+    }
+  }
   const std::int64_t chunk = std::max<std::int64_t>(1, workspace.extent(0));
   for (std::int64_t first = 0; first < out; first += chunk) {
     const std::pair<std::int64_t, std::int64_t> rows(first, std::min(out, first + chunk));
@@ -563,6 +573,17 @@ void update_from_io_int8(
       const std::int64_t depth = part.q.extent(1);
       if (vendor_int8_gemm(space, n, in, depth, part.q.data(), depth, xq.data(), depth,
                            gradient.data(), gradient.stride(0))) {
+        if (RowUpdateKernel<ExecSpace>::vector_rows(gradient)) {  // the scales on the way in
+          const IntegerSumRows<Mem> source{reinterpret_cast<const std::int32_t*>(gradient.data()),
+                                           std::int64_t(gradient.stride(0)), part.scale, x_scale};
+          UpdateConstants chunk_k = k;
+          chunk_k.row_offset = k.row_offset + first;
+          const auto rows_state = state.row_range(rows.first, rows.second);
+          RowUpdateKernel<ExecSpace, false, IntegerSumRows<Mem>>{
+              rows_state.codes, rows_state.scale, rows_state.v, {}, chunk_k, skipped_rows, source}
+              .enqueue(space, params.team_size);
+          continue;
+        }
         finish_in_place(space, gradient, n, in, epilogue,
                         "TernaryCounter::update_from_io::int8_epilogue");
       } else {

@@ -7,7 +7,9 @@
 #include "TernaryCounter_IntegerReference.hpp"
 #include "impl/TernaryCounter_DecodedBlocks.hpp"
 #include "impl/TernaryCounter_FewSampleInt8Forward.hpp"
+#include "impl/TernaryCounter_IntegerGradientRows.hpp"
 #include "impl/TernaryCounter_Quantize.hpp"
+#include "impl/TernaryCounter_RowUpdateKernel.hpp"
 #include "impl/TernaryCounter_TiledColumnQuantizer.hpp"
 
 #include <cmath>
@@ -152,6 +154,100 @@ TEST(GpuIntegerKernels, TiledColumnQuantizerMatchesTheReference) {
       sum += want;
     }
     EXPECT_EQ(sums(o), sum) << "column " << o;
+  }
+}
+
+/// The row update on the gradient's integer sources (the GPUs' update_from_io in int8): the
+/// operands from TiledColumnQuantizer, then the row update reading each group of the gradient
+/// from the few samples' quantized operands (FewSampleGradientRows) or from int32 rows in memory
+/// (IntegerSumRows), against the reference's whole update, in every team size given and with
+/// the rows in two calls (the second's row_offset set).
+TEST(GpuIntegerKernels, RowUpdateOnIntegerGradientsMatchesTheReference) {
+  using namespace Reference::Int8;
+  SplitMix64 rng(17);
+  struct Case {
+    std::int64_t M, out, in;
+  };
+  for (const Case c : {Case{1, 5, 4}, Case{3, 9, 260}, Case{16, 33, 512}, Case{13, 6, 36}}) {
+    SCOPED_TRACE("M " + std::to_string(c.M) + " out " + std::to_string(c.out) + " in " +
+                 std::to_string(c.in));
+    const HostState start = random_state(c.out, c.in, 8, rng);
+    std::vector<float> x(c.M * c.in), g(c.M * c.out);
+    for (float& v : x) v = rng.uniform(-2.0f, 2.0f);
+    for (float& v : g) v = rng.uniform(-0.5f, 0.5f);
+    g[(c.M - 1) * c.out + c.out / 2] = std::numeric_limits<float>::quiet_NaN();  // a skipped row
+    UpdateParams params;
+    params.lr = 0.05;
+    params.lr_scale = 2e-4;
+    params.rms_beta = 0.9;
+    params.seed = 0xBEEFu + std::uint32_t(c.out);
+    params.precision = Precision::int8;
+    const HostState want = create_mirror_and_copy(Kokkos::DefaultHostExecutionSpace{}, start);
+    const UpdateReport want_report = update_from_io(want, x.data(), g.data(), c.M, params);
+    ASSERT_EQ(want_report.skipped_rows, 1);
+
+    const std::int64_t depth = Impl::padded_depth(c.M);
+    const Int8Matrix xq("xq", c.in, depth), gq("gq", c.out, depth);
+    const Kokkos::View<float*, MemSpace> x_scale("x_scale", c.in), gq_scale("gq_scale", c.out);
+    const Kokkos::View<std::int32_t*, MemSpace> gq_sums("gq_sums", c.out);
+    const Kokkos::View<std::uint32_t*, MemSpace> amax("amax", c.in + c.out);
+    Impl::TiledColumnQuantizer<ExecSpace>{to_device(x, c.M, c.in),
+                                          to_device(g, c.M, c.out),
+                                          xq,
+                                          x_scale,
+                                          gq,
+                                          gq_scale,
+                                          gq_sums,
+                                          amax,
+                                          Impl::stream_key(params.seed, tag_w),
+                                          0}
+        .run(ExecSpace{});
+    // G = gq xq^T on the host, for IntegerSumRows.
+    const auto xq_h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, xq);
+    const auto gq_h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, gq);
+    Kokkos::View<std::int32_t**, Kokkos::LayoutRight, Kokkos::HostSpace> sums_h("G", c.out, c.in);
+    for (std::int64_t o = 0; o < c.out; ++o) {
+      for (std::int64_t i = 0; i < c.in; ++i) {
+        for (std::int64_t m = 0; m < c.M; ++m) sums_h(o, i) += gq_h(o, m) * xq_h(i, m);
+      }
+    }
+    const auto sums = Kokkos::create_mirror_view_and_copy(MemSpace{}, sums_h);
+
+    for (const int team_size : {0, 1, 64}) {
+      if (team_size > 1 && std::is_same_v<MemSpace, Kokkos::HostSpace>) continue;
+      for (const bool few_samples : {true, false}) {
+        SCOPED_TRACE(std::string(few_samples ? "few samples" : "integer sums") + ", team size " +
+                     std::to_string(team_size));
+        const DeviceState state = to_device(start);
+        const SkippedRowsView<MemSpace> skipped("skipped");
+        const std::int64_t split = (c.out + 1) / 2;
+        for (const auto rows :
+             {std::make_pair(std::int64_t(0), split), std::make_pair(split, c.out)}) {
+          UpdateParams p = params;
+          p.row_offset = rows.first;
+          UpdateConstants k = make_update_constants(p, c.out, c.in);
+          const auto part = state.row_range(rows.first, rows.second);
+          const auto sg = Kokkos::subview(gq_scale, rows);
+          if (few_samples) {
+            const Impl::FewSampleGradientRows<MemSpace> source{
+                Kokkos::subview(gq, rows, Kokkos::ALL), xq, sg, x_scale, int((c.M + 3) / 4)};
+            Impl::RowUpdateKernel<ExecSpace, false, Impl::FewSampleGradientRows<MemSpace>>{
+                part.codes, part.scale, part.v, {}, k, skipped, source}
+                .enqueue(ExecSpace{}, team_size);
+          } else {
+            const Impl::IntegerSumRows<MemSpace> source{&sums(rows.first, 0),
+                                                        std::int64_t(sums.stride(0)), sg, x_scale};
+            Impl::RowUpdateKernel<ExecSpace, false, Impl::IntegerSumRows<MemSpace>>{
+                part.codes, part.scale, part.v, {}, k, skipped, source}
+                .enqueue(ExecSpace{}, team_size);
+          }
+        }
+        std::int64_t skipped_h = 0;
+        Kokkos::deep_copy(skipped_h, skipped);
+        EXPECT_EQ(skipped_h, want_report.skipped_rows);
+        EXPECT_TRUE(same_state(to_host(state), want));
+      }
+    }
   }
 }
 
