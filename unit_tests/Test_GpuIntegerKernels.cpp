@@ -6,6 +6,7 @@
 
 #include "TernaryCounter_IntegerReference.hpp"
 #include "impl/TernaryCounter_DecodedBlocks.hpp"
+#include "impl/TernaryCounter_FewSampleInt8BackwardInput.hpp"
 #include "impl/TernaryCounter_FewSampleInt8Forward.hpp"
 #include "impl/TernaryCounter_IntegerGradientRows.hpp"
 #include "impl/TernaryCounter_Quantize.hpp"
@@ -71,6 +72,46 @@ TEST(GpuIntegerKernels, FewSampleForwardSumsAreExact) {
   const Kokkos::View<std::int32_t*, MemSpace> sums("sums", 17);
   EXPECT_FALSE(Impl::few_sample_int8_forward(ExecSpace{}, xq, sums, state, 1,
                                              KeepSums{IntMatrix("y", 1, 4)}));
+}
+
+TEST(GpuIntegerKernels, FewSampleBackwardInputSumsAreExact) {
+  SplitMix64 rng(19);
+  for (const std::int64_t M : {1, 2, 3, 4, 5, 9, 16}) {
+    for (const std::int64_t out : {1, 6, 37, 130}) {
+      const std::int64_t in = 16 * (1 + rng.below(4));
+      const HostState host = random_state(out, in, 2 + rng.below(10), rng);  // C in [2, 11]
+      const std::int64_t depth = Impl::padded_depth(out);
+      Kokkos::View<std::int8_t**, Kokkos::LayoutRight, Kokkos::HostSpace> hq_h(
+          "hq", M + Impl::int8_padding_rows, depth);  // zero-initialized: the padding
+      Kokkos::View<std::int32_t*, Kokkos::HostSpace> sums_h("sums", M);
+      for (std::int64_t m = 0; m < M; ++m) {
+        for (std::int64_t o = 0; o < out; ++o) {
+          hq_h(m, o) = std::int8_t(rng.below(255) - 127);
+          sums_h(m) += hq_h(m, o);
+        }
+      }
+      const Int8Matrix hq = Kokkos::create_mirror_view_and_copy(MemSpace{}, hq_h);
+      const auto h_sums = Kokkos::create_mirror_view_and_copy(MemSpace{}, sums_h);
+      ASSERT_EQ(Impl::few_sample_backward_input_sums(M, in), M * in);
+      const IntMatrix scratch("scratch", M, in), got("got", M, in);
+      Kokkos::deep_copy(scratch, 12345);  // any contents
+      ASSERT_TRUE(Impl::few_sample_int8_backward_input(ExecSpace{}, hq, h_sums, to_device(host), M,
+                                                       scratch, KeepSums{got}));
+      const auto got_h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, got);
+      for (std::int64_t m = 0; m < M; ++m) {
+        for (std::int64_t i = 0; i < in; ++i) {
+          std::int32_t want = 0;
+          for (std::int64_t o = 0; o < out; ++o) {
+            want += hq_h(m, o) * Reference::Int8::ternary(host, o, i);
+          }
+          ASSERT_EQ(got_h(m, i), want)
+              << "M " << M << " out " << out << " in " << in << " m " << m << " i " << i;
+        }
+      }
+    }
+  }
+  EXPECT_EQ(Impl::few_sample_backward_input_sums(17, 16), 0);  // a GEMM serves
+  EXPECT_EQ(Impl::few_sample_backward_input_sums(4, 20), 0);
 }
 
 TEST(GpuIntegerKernels, DecodedBlocksAreTheTernaryWeights) {

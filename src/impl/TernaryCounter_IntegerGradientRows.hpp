@@ -11,6 +11,7 @@
 // every source gives the bits of the float rows it replaces.
 #pragma once
 
+#include "impl/TernaryCounter_FewSampleInt8Forward.hpp"
 #include "impl/TernaryCounter_Float4.hpp"
 #include "impl/TernaryCounter_IntegerOperands.hpp"
 
@@ -24,18 +25,6 @@ namespace TernaryCounter::Impl {
 /// 4 int8 per column): past it, the work per weight outgrows the bytes the update streams, and
 /// the GEMM (IntegerSumRows) is faster.
 inline constexpr std::int64_t few_sample_update_max = 16;
-
-/// sum + the dot product of two words of 4 int8 each.
-KOKKOS_INLINE_FUNCTION std::int32_t dot4_int8(std::uint32_t a, std::uint32_t b, std::int32_t sum) {
-#if defined(__CUDA_ARCH__)
-  return __dp4a(int(a), int(b), sum);
-#else
-  for (int e = 0; e < 4; ++e) {
-    sum += std::int32_t(std::int8_t(a >> (8 * e))) * std::int32_t(std::int8_t(b >> (8 * e)));
-  }
-  return sum;
-#endif
-}
 
 struct alignas(16) Int4 {
   std::int32_t v[4];
@@ -86,7 +75,7 @@ struct FewSampleGradientRows {
     for (int j = 0; j < 4; ++j) {
       std::int32_t s = 0;
       for (int w = 0; w < max_words; ++w) {
-        if (w < words) s = dot4_int8(a[w], word(&xq(c + j, 4 * w)), s);
+        if (w < words) s = dot4(a[w], word(&xq(c + j, 4 * w)), s);
       }
       g.v[j] = float(s) * (sg * col_scale(c + j));
     }
