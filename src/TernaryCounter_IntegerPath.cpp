@@ -536,10 +536,14 @@ void update_from_io_int8(
   constexpr bool tiled_columns = !host_space<ExecSpace>;
   const std::int64_t xq_rows = tiled_columns ? in : M;
   const std::int64_t xq_cols = tiled_columns ? padded_depth(M) : in;
+  // CUDA, M <= few_sample_update_max: x's words for FewSampleGradientRows.
+  const std::int64_t few_sample_words =
+      vendor_gemm_space<ExecSpace> && M <= few_sample_update_max ? (M + 3) / 4 : 0;
   ScratchArena<ExecSpace> arena(
       space, scratch_bytes<std::int8_t>(xq_rows * xq_cols) + scratch_bytes<float>(in) +
                  QuantizedRows<Mem>::bytes(out, M) +
-                 (tiled_columns ? scratch_bytes<std::uint32_t>(in + out) : 0));
+                 (tiled_columns ? scratch_bytes<std::uint32_t>(in + out) : 0) +
+                 scratch_bytes<std::uint32_t>(few_sample_words * in));
   const Int8Matrix<Mem> xq(arena.template take<std::int8_t>(xq_rows * xq_cols), xq_rows, xq_cols);
   const FloatVector<Mem> x_scale(arena.template take<float>(in), in);
   const QuantizedRows<Mem> gq(space, arena, out, M);
@@ -556,8 +560,12 @@ void update_from_io_int8(
   }
   Kokkos::deep_copy(space, skipped_rows, std::int64_t(0));
   if constexpr (vendor_gemm_space<ExecSpace>) {  // (HIP: the portable kernel, unmeasured there)
-    if (M <= few_sample_update_max) {  // no gradient rows in memory: the update forms them
-      const FewSampleGradientRows<Mem> source{gq.q, xq, gq.scale, x_scale, int((M + 3) / 4)};
+    if (few_sample_words > 0) {  // no gradient rows in memory: the update forms them
+      const Kokkos::View<std::uint32_t**, Kokkos::LayoutRight, Mem> x_words(
+          arena.template take<std::uint32_t>(few_sample_words * in), few_sample_words, in);
+      pack_sample_words(space, xq, x_words);
+      const FewSampleGradientRows<Mem> source{gq.q, x_words, gq.scale, x_scale,
+                                              int(few_sample_words)};
       RowUpdateKernel<ExecSpace, false, FewSampleGradientRows<Mem>>{
           state.codes, state.scale, state.v, {}, k, skipped_rows, source}
           .enqueue(space, params.team_size);

@@ -253,6 +253,10 @@ TEST(GpuIntegerKernels, RowUpdateOnIntegerGradientsMatchesTheReference) {
       }
     }
     const auto sums = Kokkos::create_mirror_view_and_copy(MemSpace{}, sums_h);
+    const std::int64_t words = (c.M + 3) / 4;
+    const Kokkos::View<std::uint32_t**, Kokkos::LayoutRight, MemSpace> x_words("x_words", words,
+                                                                               c.in);
+    Impl::pack_sample_words(ExecSpace{}, xq, x_words);
 
     for (const int team_size : {0, 1, 64}) {
       if (team_size > 1 && std::is_same_v<MemSpace, Kokkos::HostSpace>) continue;
@@ -271,12 +275,12 @@ TEST(GpuIntegerKernels, RowUpdateOnIntegerGradientsMatchesTheReference) {
           const auto sg = Kokkos::subview(gq_scale, rows);
           if (few_samples) {
             const Impl::FewSampleGradientRows<MemSpace> source{
-                Kokkos::subview(gq, rows, Kokkos::ALL), xq, sg, x_scale, int((c.M + 3) / 4)};
+                Kokkos::subview(gq, rows, Kokkos::ALL), x_words, sg, x_scale, int(words)};
             Impl::RowUpdateKernel<ExecSpace, false, Impl::FewSampleGradientRows<MemSpace>>{
                 part.codes, part.scale, part.v, {}, k, skipped, source}
                 .enqueue(ExecSpace{}, team_size);
           } else {
-            const Impl::IntegerSumRows<MemSpace> source{&sums(rows.first, 0),
+            const Impl::IntegerSumRows<MemSpace> source{sums.data() + rows.first * sums.stride(0),
                                                         std::int64_t(sums.stride(0)), sg, x_scale};
             Impl::RowUpdateKernel<ExecSpace, false, Impl::IntegerSumRows<MemSpace>>{
                 part.codes, part.scale, part.v, {}, k, skipped, source}

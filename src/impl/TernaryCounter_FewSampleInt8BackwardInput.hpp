@@ -76,18 +76,28 @@ struct FewSampleInt8BackwardInput {
     for (int s = 0; s < S; ++s) {
       for (int j = 0; j < columns; ++j) acc[s][j] = 0;
     }
-    for (std::int64_t o = first; o < last; o += 4) {
-      std::uint32_t u[4][4];  // [row][group of 4 columns]
+    // The next step's codes are loaded before this step's sums: each thread keeps two steps of
+    // loads in flight (a thread has few rows to walk, and its latency is the limit).
+    std::uint32_t next[4][3];
+    const auto load_step = [&](std::int64_t o, std::uint32_t(&w)[4][3]) {
       for (int r = 0; r < 4; ++r) {
         // Rows past the layer re-read its last row: their hq bytes are the zero padding.
         const std::int64_t row = Kokkos::min(o + r, out - 1);
         const std::uint32_t* bytes = reinterpret_cast<const std::uint32_t*>(&codes(row, 12 * c));
-        const std::uint32_t w0 = bytes[0], w1 = bytes[1], w2 = bytes[2];
+        for (int k = 0; k < 3; ++k) w[r][k] = bytes[k];
+      }
+    };
+    if (first < last) load_step(first, next);
+    for (std::int64_t o = first; o < last; o += 4) {
+      std::uint32_t u[4][4];  // [row][group of 4 columns]
+      for (int r = 0; r < 4; ++r) {
+        const std::uint32_t w0 = next[r][0], w1 = next[r][1], w2 = next[r][2];
         u[r][0] = ternary_plus_one(w0 & 0xFFFFFFu, above_lv, above_2lv);
         u[r][1] = ternary_plus_one(((w0 >> 24) | (w1 << 8)) & 0xFFFFFFu, above_lv, above_2lv);
         u[r][2] = ternary_plus_one(((w1 >> 16) | (w2 << 16)) & 0xFFFFFFu, above_lv, above_2lv);
         u[r][3] = ternary_plus_one(w2 >> 8, above_lv, above_2lv);
       }
+      if (o + 4 < last) load_step(o + 4, next);
       std::uint32_t h[S];
       for (int s = 0; s < S; ++s) h[s] = *reinterpret_cast<const std::uint32_t*>(&hq(m0 + s, o));
       for (int g = 0; g < 4; ++g) {
@@ -134,10 +144,10 @@ bool few_sample_int8_backward_input(
     constexpr int S = decltype(samples)::value;
     FewSampleInt8BackwardInput<ExecSpace, S> kernel{hq, state.codes, sums, state.C, M};
     kernel.quads = (M + S - 1) / S;
-    // A quarter of the device's threads (each with 12 loads in flight per step) keeps its memory
+    // Half of the device's threads (each with two steps of loads in flight) keep its memory
     // busy; each slice as long as that allows (fewer atomics).
     const std::int64_t per_slice = in / 16 * kernel.quads;
-    const std::int64_t threads = Kokkos::max<std::int64_t>(1, space.concurrency() / 4);
+    const std::int64_t threads = Kokkos::max<std::int64_t>(1, space.concurrency() / 2);
     const std::int64_t slices_wanted = (threads + per_slice - 1) / per_slice;
     const std::int64_t slices = Kokkos::min<std::int64_t>(slices_wanted, (out + 3) / 4);
     kernel.slice_rows = ((out + slices - 1) / slices + 3) / 4 * 4;

@@ -39,48 +39,67 @@ struct IntegerSumRows {
   const std::int32_t* sums = nullptr;
   std::int64_t stride = 0;
   Kokkos::View<const float*, MemorySpace> row_scale;  ///< sg of these rows
-  Kokkos::View<const float*, MemorySpace> col_scale;  ///< sx
+  Kokkos::View<const float*, MemorySpace> col_scale;  ///< sx, 16-byte aligned
 
   KOKKOS_INLINE_FUNCTION Float4 group(std::int64_t r, std::int64_t c) const {
     const Int4 s = *reinterpret_cast<const Int4*>(sums + r * stride + c);
     const float sg = row_scale(r);
+    const Float4 sx = *reinterpret_cast<const Float4*>(&col_scale(c));
     Float4 g;
-    for (int j = 0; j < 4; ++j) g.v[j] = float(s.v[j]) * (sg * col_scale(c + j));
+    for (int j = 0; j < 4; ++j) g.v[j] = float(s.v[j]) * (sg * sx.v[j]);
     return g;
   }
 };
 
-/// G(r, i) = sum over m of gq(r, m) * xq(i, m), the first `words` words of 4 samples of each
-/// (the rest is zero padding).
+/// G(r, i) = sum over m of gq(r, m) * xq(m, i), the first `words` words of 4 samples of each
+/// (the rest is zero padding). x's words are laid out [word, column] (pack_sample_words), so that
+/// a group's 4 columns are one 16-byte load and a warp's loads are contiguous: read from
+/// TiledColumnQuantizer's [column, Mp] rows, 64 bytes apart, every load of a warp touched 32
+/// lines.
 template <class MemorySpace>
 struct FewSampleGradientRows {
   static constexpr int max_words = int(few_sample_update_max / 4);
-  /// Loads are of L1-resident operands and the sums are the work: one group at a time keeps the
-  /// registers of the row update's cap.
+  /// The operands are small and shared by every row (cache-resident), and the sums are the work:
+  /// one group at a time keeps the registers of the row update's cap.
   static constexpr int batch = 1;
-  Kokkos::View<const std::int8_t**, Kokkos::LayoutRight, MemorySpace> gq;  ///< these rows
-  Kokkos::View<const std::int8_t**, Kokkos::LayoutRight, MemorySpace> xq;  ///< [in, Mp]
-  Kokkos::View<const float*, MemorySpace> row_scale;                       ///< sg of these rows
-  Kokkos::View<const float*, MemorySpace> col_scale;                       ///< sx
-  int words = 0;  ///< ceil(M / 4), at most max_words
+  Kokkos::View<const std::int8_t**, Kokkos::LayoutRight, MemorySpace> gq;  ///< these rows [, Mp]
+  Kokkos::View<const std::uint32_t**, Kokkos::LayoutRight, MemorySpace> x_words;  ///< [words, in]
+  Kokkos::View<const float*, MemorySpace> row_scale;  ///< sg of these rows
+  Kokkos::View<const float*, MemorySpace> col_scale;  ///< sx, 16-byte aligned
+  int words = 0;                                      ///< ceil(M / 4), at most max_words
 
-  KOKKOS_INLINE_FUNCTION static std::uint32_t word(const std::int8_t* p) {
-    return *reinterpret_cast<const std::uint32_t*>(p);
-  }
   KOKKOS_INLINE_FUNCTION Float4 group(std::int64_t r, std::int64_t c) const {
-    std::uint32_t a[max_words];
-    for (int w = 0; w < max_words; ++w) a[w] = w < words ? word(&gq(r, 4 * w)) : 0u;
-    const float sg = row_scale(r);
-    Float4 g;
-    for (int j = 0; j < 4; ++j) {
-      std::int32_t s = 0;
-      for (int w = 0; w < max_words; ++w) {
-        if (w < words) s = dot4(a[w], word(&xq(c + j, 4 * w)), s);
-      }
-      g.v[j] = float(s) * (sg * col_scale(c + j));
+    std::int32_t s[4] = {0, 0, 0, 0};
+    for (int w = 0; w < max_words; ++w) {
+      if (w >= words) break;
+      const std::uint32_t a = *reinterpret_cast<const std::uint32_t*>(&gq(r, 4 * w));
+      const Int4 x = *reinterpret_cast<const Int4*>(&x_words(w, c));
+      for (int j = 0; j < 4; ++j) s[j] = dot4(a, std::uint32_t(x.v[j]), s[j]);
     }
+    const float sg = row_scale(r);
+    const Float4 sx = *reinterpret_cast<const Float4*>(&col_scale(c));
+    Float4 g;
+    for (int j = 0; j < 4; ++j) g.v[j] = float(s[j]) * (sg * sx.v[j]);
     return g;
   }
 };
+
+/// x_words(w, i) = samples 4w..4w+3 of xq's column i (xq [in, Mp], TiledColumnQuantizer's).
+template <class ExecSpace>
+void pack_sample_words(const ExecSpace& space,
+                       const Kokkos::View<const std::int8_t**, Kokkos::LayoutRight,
+                                          typename ExecSpace::memory_space>& xq,
+                       const Kokkos::View<std::uint32_t**, Kokkos::LayoutRight,
+                                          typename ExecSpace::memory_space>& x_words) {
+  const std::int64_t in = x_words.extent(1);
+  Kokkos::parallel_for(
+      "TernaryCounter::update_from_io::pack_sample_words",
+      Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(
+          space, 0, std::int64_t(x_words.extent(0)) * in),
+      KOKKOS_LAMBDA(std::int64_t k) {
+        const std::int64_t w = k / in, i = k % in;
+        x_words(w, i) = *reinterpret_cast<const std::uint32_t*>(&xq(i, 4 * w));
+      });
+}
 
 }  // namespace TernaryCounter::Impl
