@@ -9,7 +9,8 @@
 # driver compares the integer path with), OpenMPI (for
 # TernaryCounter::Distributed, data-parallel training; the build uses it when it is there), zlib
 # (the .gz data files), the Python package's build and tests (python3-dev, python3-numpy,
-# pybind11-dev, python3-pytest; python3-torch for its PyTorch layer, about a minute to install)
+# pybind11-dev, python3-pytest; python3-torch for its PyTorch layer, about a minute to install;
+# bible-kjv, the text python/examples/char_lm.py trains on, and python3-matplotlib, its plots)
 # and the Fashion-MNIST data set the main job trains on (IDX files under
 # /usr/share/datasets/fashion-mnist). Kokkos and Kokkos Kernels themselves are fetched by CMake at
 # configure time. Extra package names given as arguments are installed too (CI adds clang for the
@@ -17,7 +18,7 @@
 set -euo pipefail
 
 packages=(g++ cmake ninja-build make git libgtest-dev nlohmann-json3-dev libopenblas-dev libdnnl-dev libopenmpi-dev openmpi-bin zlib1g-dev
-  python3-dev python3-numpy python3-pytest pybind11-dev python3-torch dataset-fashion-mnist "$@")
+  python3-dev python3-numpy python3-pytest pybind11-dev python3-torch bible-kjv python3-matplotlib dataset-fashion-mnist "$@")
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

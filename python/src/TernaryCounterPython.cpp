@@ -132,12 +132,16 @@ py::array float_matrix(const py::handle& obj, const std::string& call, const std
   return a;
 }
 
-// The library reads its inputs while it writes its output: they must not share memory.
+// The library reads its inputs while it writes its output: they must not share memory. Both are
+// float32 (checked): their bytes are counted from the element count, because pybind11 before 2.12
+// reads the item size from NumPy 1's descriptor layout, which NumPy 2 changed.
 void check_disjoint(const std::string& call, const py::array& in, const std::string& in_name,
                     const py::array& out, const std::string& out_name) {
   const auto* a = static_cast<const char*>(in.data());
   const auto* b = static_cast<const char*>(out.data());
-  if (a < b + out.nbytes() && b < a + in.nbytes()) {
+  const auto in_bytes = static_cast<std::size_t>(in.size()) * sizeof(float);
+  const auto out_bytes = static_cast<std::size_t>(out.size()) * sizeof(float);
+  if (a < b + out_bytes && b < a + in_bytes) {
     value_error(call, out_name, "shares memory with " + in_name + "; pass another array");
   }
 }

@@ -176,8 +176,13 @@ def test_forked_child_gets_an_error_not_a_hang():
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                             timeout=120, env=dict(os.environ))
     assert result.returncode == 0, result.stderr
-    assert "child: ternarycounter: this process" in result.stdout
-    assert "'spawn'" in result.stdout
+    if tc.execution_space == "Serial":
+        # A Serial host space (CUDA builds) has no threads to lose in the fork: the child's host
+        # calls work.
+        assert "child: no error" in result.stdout
+    else:
+        assert "child: ternarycounter: this process" in result.stdout
+        assert "'spawn'" in result.stdout
     assert "parent:" in result.stdout
 
 

@@ -1,0 +1,482 @@
+#!/usr/bin/env python3
+"""A character-level GPT on the King James Bible, with ternarycounter's TernaryLinear as every
+attention projection and MLP layer (token and position embeddings, LayerNorm and the output head
+stay torch's, trained by AdamW), or with nn.Linear and AdamW everywhere (--baseline adamw).
+
+The text is the one Debian's bible-kjv package prints (`bible -f Gen1:1-Rev22:21`, the verse
+references dropped), or --text FILE. Its last tenth is the validation split. Every step draws
+--batch windows of --context characters from the training split with a CPU generator seeded by
+--seed, so both models see the same data in the same order on any device.
+
+On CUDA both models run under BF16 autocast (--amp): torch's layers compute in bfloat16, and a
+TernaryLinear gets its input rounded to bfloat16 as nn.Linear does under autocast (the layer
+keeps that narrow copy for its update: half the memory of float32). loss.backward() applies the
+ternary layers' updates (no optimizer holds them); AdamW steps the torch parameters. A warmup
+then cosine schedule scales AdamW's lr and the ternary layers' lr alike.
+
+Lines (every --eval-every steps, and a final: line): step, train loss (mean since the last
+line), validation loss (--eval-batches fixed windows), tokens/s of the training steps (the
+evaluation's time excluded), bytes of training state of the linear layers (TernaryLinear: codes,
+scale, v and step count; nn.Linear: weight, gradient and AdamW's two moments) in all and per
+weight, and the peak GPU memory torch allocated. --curve FILE.json keeps them; --plot FILE.png
+A.json B.json ... draws the validation curves of such runs against steps and against seconds.
+
+    PYTHONPATH=build/cuda/python python3 python/examples/char_lm.py --precision int8 --curve int8.json
+    PYTHONPATH=build/cuda/python python3 python/examples/char_lm.py --baseline adamw --curve adamw.json
+    python3 python/examples/char_lm.py --plot char_lm.png int8.json adamw.json
+
+The model, the optimizer and the step are separate functions (build_model, build_optimizer,
+train_step) so that a data-parallel wrapper can take the model and the step as they are.
+"""
+
+import argparse
+import json
+import math
+import os
+import re
+import subprocess
+import sys
+import time
+
+# Torch's OpenMP threads and the library's (Kokkos OpenMP) alternate in one process: threads
+# that spin after their parallel region starve the other pool's (20x slower steps on 2 cores).
+# libgomp reads this when torch loads it.
+os.environ.setdefault("OMP_WAIT_POLICY", "passive")
+
+import torch  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
+from torch import nn  # noqa: E402
+
+BIBLE_COMMAND = ["bible", "-f", "Gen1:1-Rev22:21"]
+VERSE_REFERENCE = re.compile(r"^[1-3]?[A-Za-z]+[0-9]+:[0-9]+ ", re.MULTILINE)
+
+
+def parse_args(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    p.add_argument("--baseline", choices=["adamw"], default=None,
+                   help="train nn.Linear layers with torch.optim.AdamW instead")
+    p.add_argument("--precision", choices=["fp32", "int8"], default="int8",
+                   help="the TernaryLinear layers' precision")
+    p.add_argument("--device", default=None, help="cuda or cpu (default: cuda when available)")
+    p.add_argument("--amp", choices=["auto", "bf16", "off"], default="auto",
+                   help="BF16 autocast: auto = on CUDA only")
+    p.add_argument("--text", default=None, help="a text file instead of bible-kjv's text")
+    p.add_argument("--limit-chars", type=int, default=0, help="use the first N characters only")
+    p.add_argument("--d-model", type=int, default=512)
+    p.add_argument("--layers", type=int, default=6)
+    p.add_argument("--heads", type=int, default=8)
+    p.add_argument("--context", type=int, default=256)
+    p.add_argument("--batch", type=int, default=64)
+    p.add_argument("--steps", type=int, default=2000)
+    p.add_argument("--warmup", type=int, default=100, help="linear warmup steps of the lr")
+    p.add_argument("--min-lr-ratio", type=float, default=0.1,
+                   help="the cosine schedule ends at this fraction of the lr")
+    p.add_argument("--adam-lr", type=float, default=1e-3,
+                   help="AdamW's lr (the baseline's layers; the torch layers of both models)")
+    p.add_argument("--weight-decay", type=float, default=0.1,
+                   help="AdamW's weight decay of matrices (embeddings, head, nn.Linear)")
+    p.add_argument("--grad-clip", type=float, default=1.0,
+                   help="gradient norm clip of the AdamW parameters (0: none)")
+    p.add_argument("--lr", type=float, default=0.003, help="the TernaryLinear layers' lr")
+    p.add_argument("--lr-scale", type=float, default=0.02, help="the TernaryLinear layers' lr_scale")
+    p.add_argument("--rms-beta", type=float, default=0.99)
+    p.add_argument("--C", type=int, default=8, help="the TernaryLinear layers' counter depth")
+    p.add_argument("--init-gain", type=float, default=1.0,
+                   help="TernaryLinear init scale as a multiple of 1/sqrt(2 in / 3)")
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--eval-every", type=int, default=100)
+    p.add_argument("--eval-batches", type=int, default=20)
+    p.add_argument("--curve", default=None, help="write the lines' figures to this JSON file")
+    p.add_argument("--label", default=None, help="the run's name in --curve (and the plot)")
+    p.add_argument("--profile", default=None,
+                   help="profile steps 5..14 with torch.profiler and write its table here")
+    p.add_argument("--plot", default=None,
+                   help="draw the --curve files given as arguments into this PNG, then exit")
+    p.add_argument("curves", nargs="*", help="with --plot: the --curve JSON files")
+    args = p.parse_args(argv)
+    if args.plot is None and args.curves:
+        p.error("curve files are arguments of --plot only")
+    if args.d_model % args.heads:
+        p.error("--d-model must be a multiple of --heads")
+    return args
+
+
+# -- data --
+
+def load_text(path):
+    if path:
+        with open(path, encoding="utf-8") as f:
+            return f.read()
+    try:
+        printed = subprocess.run(BIBLE_COMMAND, capture_output=True, text=True, check=True).stdout
+    except (OSError, subprocess.CalledProcessError) as e:
+        sys.exit(f"char_lm.py: can't run {' '.join(BIBLE_COMMAND)} ({e}): install Debian's "
+                 f"bible-kjv package or pass --text FILE")
+    return VERSE_REFERENCE.sub("", printed)
+
+
+def encode(text):
+    """The text as a uint8 tensor of character indices, and the characters."""
+    vocab = sorted(set(text))
+    if len(vocab) > 256:
+        sys.exit(f"char_lm.py: the text has {len(vocab)} distinct characters (256 at most)")
+    if ord(vocab[-1]) < 256:  # one byte a character: a table lookup instead of a Python loop
+        table = torch.zeros(256, dtype=torch.uint8)
+        table[torch.tensor([ord(c) for c in vocab])] = torch.arange(len(vocab), dtype=torch.uint8)
+        return table[torch.frombuffer(bytearray(text.encode("latin-1")),
+                                      dtype=torch.uint8).long()], vocab
+    index = {c: i for i, c in enumerate(vocab)}
+    return torch.tensor([index[c] for c in text], dtype=torch.uint8), vocab
+
+
+def batch_offsets(count, batch, limit, seed):
+    """[count, batch] window starts in [0, limit), drawn on the CPU (the same on any device)."""
+    g = torch.Generator().manual_seed(seed)
+    return torch.randint(0, limit, (count, batch), generator=g)
+
+
+def windows(data, starts, context):
+    """(inputs, targets) [batch, context] int64 of the windows starting at `starts`."""
+    idx = starts[:, None] + torch.arange(context + 1, device=data.device)
+    chunk = data[idx].long()
+    return chunk[:, :-1], chunk[:, 1:]
+
+
+# -- model --
+
+def autocast_dtype(device_type):
+    if hasattr(torch, "get_autocast_dtype"):
+        return torch.get_autocast_dtype(device_type) if torch.is_autocast_enabled(device_type) \
+            else None
+    if device_type == "cuda":
+        return torch.get_autocast_gpu_dtype() if torch.is_autocast_enabled() else None
+    return torch.get_autocast_cpu_dtype() if torch.is_autocast_cpu_enabled() else None
+
+
+def ternary_linear_class():
+    from ternarycounter.torch import TernaryLinear
+
+    class AutocastTernaryLinear(TernaryLinear):
+        """Under autocast, rounds its input to the autocast dtype first, as nn.Linear does."""
+
+        def forward(self, x):
+            narrow = autocast_dtype(x.device.type)
+            if narrow is not None and x.dtype == torch.float32:
+                x = x.to(narrow)
+            return super().forward(x)
+
+    return AutocastTernaryLinear
+
+
+class Block(nn.Module):
+    def __init__(self, d, heads, linear):
+        super().__init__()
+        self.heads = heads
+        self.ln1, self.ln2 = nn.LayerNorm(d), nn.LayerNorm(d)
+        self.qkv, self.proj = linear(d, 3 * d, False), linear(d, d, True)
+        self.fc, self.out = linear(d, 4 * d, False), linear(4 * d, d, True)
+
+    def forward(self, x):
+        b, t, d = x.shape
+        q, k, v = self.qkv(self.ln1(x)).view(b, t, 3, self.heads, d // self.heads).unbind(2)
+        a = attention(q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2))
+        x = x + self.proj(a.transpose(1, 2).reshape(b, t, d))
+        return x + self.out(F.gelu(self.fc(self.ln2(x))))
+
+
+def attention(q, k, v):
+    if hasattr(F, "scaled_dot_product_attention"):  # torch >= 2.0
+        return F.scaled_dot_product_attention(q, k, v, is_causal=True)
+    t = q.shape[-2]
+    scores = (q @ k.transpose(-2, -1)) / math.sqrt(q.shape[-1])
+    mask = torch.ones(t, t, dtype=torch.bool, device=q.device).triu(1)
+    return scores.masked_fill(mask, float("-inf")).softmax(-1) @ v
+
+
+class CharGPT(nn.Module):
+    def __init__(self, vocab, d, layers, heads, context, linear):
+        super().__init__()
+        self.token = nn.Embedding(vocab, d)
+        self.position = nn.Embedding(context, d)
+        self.blocks = nn.ModuleList(Block(d, heads, linear) for _ in range(layers))
+        self.ln = nn.LayerNorm(d)
+        self.head = nn.Linear(d, vocab, bias=False)
+
+    def forward(self, idx):
+        positions = torch.arange(idx.shape[1], device=idx.device)
+        x = self.token(idx) + self.position(positions)
+        for block in self.blocks:
+            x = block(x)
+        return self.head(self.ln(x))
+
+
+def build_model(args, vocab, device):
+    """The CharGPT of args on device: TernaryLinear layers, or nn.Linear for the baseline."""
+    torch.manual_seed(args.seed)  # the torch layers' initialization
+    residual_gain = 1.0 / math.sqrt(2 * args.layers)  # GPT-2's scaling of residual outputs
+    made = []
+
+    if args.baseline:
+        def linear(n_in, n_out, residual):
+            layer = nn.Linear(n_in, n_out, bias=False)
+            nn.init.normal_(layer.weight, 0.0, 0.02 * (residual_gain if residual else 1.0))
+            return layer
+    else:
+        ternary = ternary_linear_class()
+
+        def linear(n_in, n_out, residual):
+            number = len(made) + 1
+            made.append(number)
+            gain = args.init_gain * (residual_gain if residual else 1.0)
+            return ternary(n_in, n_out, C=args.C, lr=args.lr, lr_scale=args.lr_scale,
+                           rms_beta=args.rms_beta, precision=args.precision,
+                           seed=args.seed * 1000 + number, init_seed=args.seed * 1000 + number,
+                           init_scale=gain / math.sqrt(2.0 * n_in / 3.0))
+
+    model = CharGPT(vocab, args.d_model, args.layers, args.heads, args.context, linear)
+    for m in model.modules():
+        if isinstance(m, nn.Embedding):
+            nn.init.normal_(m.weight, 0.0, 0.02)
+    nn.init.normal_(model.head.weight, 0.0, 0.02)
+    return model.to(device)
+
+
+def ternary_layers(model):
+    from ternarycounter.torch import TernaryLinear
+    return [m for m in model.modules() if isinstance(m, TernaryLinear)]
+
+
+def build_optimizer(model, args):
+    """AdamW over the torch parameters (the ternary layers train in their backward)."""
+    decay, other = [], []
+    for name, p in model.named_parameters():
+        if name.endswith("update_trigger"):
+            continue
+        (decay if p.dim() == 2 else other).append(p)
+    groups = [{"params": decay, "weight_decay": args.weight_decay},
+              {"params": other, "weight_decay": 0.0}]
+    return torch.optim.AdamW(groups, lr=args.adam_lr, betas=(0.9, 0.95))
+
+
+def lr_factor(step, args):
+    """Warmup then cosine decay to --min-lr-ratio, at step (0-based)."""
+    if step < args.warmup:
+        return (step + 1) / args.warmup
+    progress = (step - args.warmup) / max(1, args.steps - args.warmup)
+    return args.min_lr_ratio + (1 - args.min_lr_ratio) * 0.5 * (1 + math.cos(math.pi * progress))
+
+
+def set_learning_rates(model, optimizer, step, args):
+    factor = lr_factor(step, args)
+    for group in optimizer.param_groups:
+        group["lr"] = args.adam_lr * factor
+    for layer in ternary_layers(model):
+        layer.lr = args.lr * factor
+
+
+def train_step(model, optimizer, inputs, targets, args, amp):
+    """One step: forward, loss, backward (which updates the ternary layers), AdamW. Returns the
+    loss as a tensor (reading it would wait for the GPU)."""
+    with torch.autocast(inputs.device.type, dtype=torch.bfloat16, enabled=amp):
+        logits = model(inputs)
+    loss = F.cross_entropy(logits.float().reshape(-1, logits.shape[-1]), targets.reshape(-1))
+    loss.backward()
+    if args.grad_clip > 0:
+        torch.nn.utils.clip_grad_norm_([p for g in optimizer.param_groups for p in g["params"]],
+                                       args.grad_clip)
+    optimizer.step()
+    optimizer.zero_grad(set_to_none=True)
+    return loss.detach()
+
+
+@torch.no_grad()
+def evaluate(model, data, starts, args, amp):
+    model.eval()
+    total = torch.zeros((), device=data.device)
+    for i in range(0, starts.shape[0], args.batch):
+        inputs, targets = windows(data, starts[i:i + args.batch], args.context)
+        with torch.autocast(data.device.type, dtype=torch.bfloat16, enabled=amp):
+            logits = model(inputs)
+        total += F.cross_entropy(logits.float().reshape(-1, logits.shape[-1]),
+                                 targets.reshape(-1), reduction="sum")
+    model.train()
+    return float(total) / (starts.shape[0] * args.context)
+
+
+def state_bytes(model, optimizer):
+    """(bytes, weights) of the linear layers' training state: TernaryLinear's buffers, or
+    nn.Linear's weight, gradient and AdamW moments (after a step has created them)."""
+    total = weights = 0
+    for m in model.modules():
+        if hasattr(m, "codes"):
+            total += sum(t.numel() * t.element_size() for t in (m.codes, m.scale, m.v, m.steps))
+            weights += m.in_features * m.out_features
+        elif isinstance(m, nn.Linear) and m is not model.head:
+            w = m.weight
+            total += w.numel() * w.element_size() * 2  # weight and its gradient
+            for value in optimizer.state.get(w, {}).values():
+                if isinstance(value, torch.Tensor) and value.numel() == w.numel():
+                    total += value.numel() * value.element_size()
+            weights += w.numel()
+    return total, weights
+
+
+def peak_gib(device):
+    return torch.cuda.max_memory_allocated(device) / 2**30 if device.type == "cuda" else 0.0
+
+
+def synchronize(device):
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+def describe(args):
+    if args.baseline:
+        return "adamw-bf16" if args.amp_on else "adamw-fp32"
+    return f"ternary-{args.precision}"
+
+
+def profile_steps(model, optimizer, data, offsets, args, amp, device, path):
+    from torch.profiler import ProfilerActivity, profile
+    activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if device.type == "cuda"
+                                           else [])
+    for step in range(5):
+        train_step(model, optimizer, *windows(data, offsets[step], args.context), args, amp)
+    synchronize(device)
+    with profile(activities=activities) as prof:
+        for step in range(5, 15):
+            train_step(model, optimizer, *windows(data, offsets[step], args.context), args, amp)
+        synchronize(device)
+    key = "cuda_time_total" if device.type == "cuda" else "cpu_time_total"
+    if device.type == "cuda" and hasattr(prof.key_averages()[0], "device_time_total"):
+        key = "device_time_total"
+    table = prof.key_averages().table(sort_by=key, row_limit=40)
+    with open(path, "w") as f:
+        f.write(f"{describe(args)}: 10 steps, batch {args.batch} x {args.context}\n{table}\n")
+    print(f"profile: {path}", flush=True)
+
+
+def train(args):
+    device = torch.device(args.device or ("cuda" if torch.cuda.is_available() else "cpu"))
+    amp = args.amp == "bf16" or (args.amp == "auto" and device.type == "cuda")
+    args.amp_on = amp
+    text = load_text(args.text)
+    if args.limit_chars:
+        text = text[:args.limit_chars]
+    data, vocab = encode(text)
+    split = len(data) * 9 // 10
+    train_data, val_data = data[:split].to(device), data[split:].to(device)
+    if len(val_data) <= args.context + 1:
+        sys.exit("char_lm.py: the validation split is shorter than a window")
+    offsets = batch_offsets(args.steps, args.batch, split - args.context - 1,
+                            args.seed).to(device)
+    val_starts = batch_offsets(1, args.eval_batches * args.batch,
+                               len(val_data) - args.context - 1, 12345)[0].to(device)
+
+    model = build_model(args, len(vocab), device)
+    optimizer = build_optimizer(model, args)
+    label = args.label or describe(args)
+    print(f"{label}: {len(text)} characters, vocabulary {len(vocab)}, d_model {args.d_model}, "
+          f"{args.layers} layers, {args.heads} heads, context {args.context}, batch "
+          f"{args.batch}, {args.steps} steps on {device}"
+          f"{' (bf16 autocast)' if amp else ''}", flush=True)
+    if args.profile:
+        profile_steps(model, optimizer, train_data, offsets, args, amp, device, args.profile)
+        model = build_model(args, len(vocab), device)  # the run starts from scratch
+        optimizer = build_optimizer(model, args)
+    if device.type == "cuda":
+        torch.cuda.reset_peak_memory_stats(device)
+
+    points = []
+    seconds = 0.0
+    losses = torch.zeros((), device=device)
+    since, tokens = 0, args.batch * args.context
+    synchronize(device)
+    started = time.perf_counter()
+    for step in range(args.steps):
+        set_learning_rates(model, optimizer, step, args)
+        inputs, targets = windows(train_data, offsets[step], args.context)
+        losses += train_step(model, optimizer, inputs, targets, args, amp)
+        since += 1
+        done = step + 1
+        if done % args.eval_every == 0 or done == args.steps:
+            synchronize(device)
+            elapsed = time.perf_counter() - started
+            seconds += elapsed
+            val = evaluate(model, val_data, val_starts, args, amp)
+            total, weights = state_bytes(model, optimizer)
+            point = dict(step=done, seconds=round(seconds, 3),
+                         train_loss=round(float(losses) / since, 4), val_loss=round(val, 4),
+                         tokens_per_s=round(since * tokens / elapsed),
+                         state_bytes=total, state_bytes_per_weight=round(total / weights, 4),
+                         peak_gpu_gib=round(peak_gib(device), 3))
+            points.append(point)
+            print(" ".join(f"{k}={v}" for k, v in point.items()), flush=True)
+            write_curve(args, label, device, points, None)  # a run cut short keeps its points
+            losses.zero_()
+            since = 0
+            synchronize(device)
+            started = time.perf_counter()
+    final = summary(label, points, tokens)
+    print("final: " + " ".join(f"{k}={v}" for k, v in final.items()), flush=True)
+    write_curve(args, label, device, points, final)
+    return final
+
+
+def summary(label, points, tokens_per_step):
+    last = points[-1]
+    return dict(label=label, steps=last["step"], val_loss=last["val_loss"],
+                tokens_per_s=round(last["step"] * tokens_per_step / last["seconds"]),
+                seconds=round(last["seconds"], 2), state_bytes=last["state_bytes"],
+                state_bytes_per_weight=last["state_bytes_per_weight"],
+                peak_gpu_gib=max(p["peak_gpu_gib"] for p in points))
+
+
+def write_curve(args, label, device, points, final):
+    if not args.curve:
+        return
+    record = dict(label=label, device=(torch.cuda.get_device_name(device)
+                                       if device.type == "cuda" else "cpu"),
+                  torch=torch.__version__, argv=sys.argv[1:], points=points,
+                  final=final or summary(label, points, args.batch * args.context))
+    with open(args.curve, "w") as f:
+        json.dump(record, f, indent=1)
+
+
+def plot(path, curve_paths):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    fig, (by_step, by_time) = plt.subplots(1, 2, figsize=(12, 4.5))
+    for curve_path in curve_paths:
+        with open(curve_path) as f:
+            run = json.load(f)
+        points = run["points"]
+        name = (f"{run['label']} (val {run['final']['val_loss']:.3f}, "
+                f"{run['final']['tokens_per_s'] / 1e3:.0f}k tok/s)")
+        by_step.plot([p["step"] for p in points], [p["val_loss"] for p in points], label=name)
+        by_time.plot([p["seconds"] for p in points], [p["val_loss"] for p in points], label=name)
+    for axes, xlabel in ((by_step, "step"), (by_time, "training seconds")):
+        axes.set_xlabel(xlabel)
+        axes.set_ylabel("validation loss (nats/char)")
+        axes.grid(alpha=0.3)
+        axes.legend()
+    fig.suptitle("char_lm.py: validation loss")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    print(f"plot: {path}")
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    if args.plot:
+        if not args.curves:
+            sys.exit("char_lm.py: --plot needs --curve JSON files as arguments")
+        plot(args.plot, args.curves)
+        return
+    train(args)
+
+
+if __name__ == "__main__":
+    main()
