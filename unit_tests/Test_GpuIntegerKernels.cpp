@@ -12,6 +12,7 @@
 #include "impl/TernaryCounter_Quantize.hpp"
 #include "impl/TernaryCounter_RowUpdateKernel.hpp"
 #include "impl/TernaryCounter_TiledColumnQuantizer.hpp"
+#include "impl/TernaryCounter_VectorRowQuantizer.hpp"
 
 #include <cmath>
 #include <limits>
@@ -291,6 +292,68 @@ TEST(GpuIntegerKernels, RowUpdateOnIntegerGradientsMatchesTheReference) {
         Kokkos::deep_copy(skipped_h, skipped);
         EXPECT_EQ(skipped_h, want_report.skipped_rows);
         EXPECT_TRUE(same_state(to_host(state), want));
+      }
+    }
+  }
+}
+
+/// The CUDA row quantizers of forward (nearest) and backward_input (scaled, stochastic on
+/// tag_b) against the reference's, on rows held in registers and rows longer than that (on a
+/// host backend a team is one thread: every row past 16 columns), with zero and non-finite rows.
+TEST(GpuIntegerKernels, VectorRowQuantizerMatchesTheReference) {
+  using namespace Reference::Int8;
+  SplitMix64 rng(23);
+  const std::int64_t first_row = 3;
+  const std::uint32_t seed = 91;
+  for (const std::int64_t depth : {4, 36, 4100}) {
+    const std::int64_t rows = 5, padded = Impl::padded_depth(depth);
+    std::vector<float> x(rows * depth), column_scale(depth);
+    for (float& v : x) v = rng.uniform(-3.0f, 3.0f);
+    for (float& v : column_scale) v = rng.uniform(0.5f, 2.0f);
+    for (std::int64_t k = 0; k < depth; ++k) x[1 * depth + k] = 0.0f;  // a zero row
+    x[2 * depth + depth / 2] = std::numeric_limits<float>::infinity();
+    const DeviceMatrix xd = to_device(x, rows, depth);
+    const Kokkos::View<float*, MemSpace> sd("column_scale", depth);
+    Kokkos::deep_copy(sd,
+                      Kokkos::View<const float*, Kokkos::HostSpace>(column_scale.data(), depth));
+    for (const bool backward : {false, true}) {
+      SCOPED_TRACE(std::string(backward ? "scaled, stochastic" : "nearest") + ", depth " +
+                   std::to_string(depth));
+      const Int8Matrix q("q", rows + Impl::int8_padding_rows, padded);
+      Kokkos::deep_copy(q, std::int8_t(55));  // the padding must be written
+      const Kokkos::View<float*, MemSpace> scale("scale", rows);
+      const Kokkos::View<std::int32_t*, MemSpace> sums("sums", rows);
+      const std::uint32_t key = Impl::stream_key(seed, tag_b);
+      if (backward) {
+        using Quantizer = Impl::VectorRowQuantizer<ExecSpace, true, true>;
+        ASSERT_TRUE(Quantizer::runs(xd, sd));
+        Quantizer{xd, sd, q, scale, sums, key, first_row}.run(ExecSpace{}, "test");
+      } else {
+        using Quantizer = Impl::VectorRowQuantizer<ExecSpace, false, false>;
+        ASSERT_TRUE(Quantizer::runs(xd, sd));
+        Quantizer{xd, sd, q, scale, sums, key, first_row}.run(ExecSpace{}, "test");
+      }
+      const auto q_h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, q);
+      const auto scale_h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, scale);
+      const auto sums_h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, sums);
+      for (std::int64_t r = 0; r < rows; ++r) {
+        const auto value = [&](std::int64_t k) {
+          return backward ? x[r * depth + k] * column_scale[k] : x[r * depth + k];
+        };
+        const float a = absmax(depth, value);
+        ASSERT_EQ(bits(scale_h(r)), bits(scale_of(a))) << "row " << r;
+        std::int32_t sum = 0;
+        for (std::int64_t k = 0; k < padded; ++k) {
+          int want = 0;
+          if (k < depth) {
+            const std::uint64_t elem = std::uint64_t(first_row + r) * depth + k;
+            want = backward ? stochastic(value(k), a, stream_u(seed, tag_b, elem))
+                            : nearest(value(k), a);
+          }
+          ASSERT_EQ(int(q_h(r, k)), want) << "row " << r << " column " << k;
+          sum += want;
+        }
+        EXPECT_EQ(sums_h(r), sum) << "row " << r;
       }
     }
   }
