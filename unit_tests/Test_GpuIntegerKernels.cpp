@@ -142,60 +142,65 @@ TEST(GpuIntegerKernels, DecodedBlocksAreTheTernaryWeights) {
   }
 }
 
+/// Columns of odd widths (a thread per column's absmax) and of whole float4 rows (4 per thread).
 TEST(GpuIntegerKernels, TiledColumnQuantizerMatchesTheReference) {
   using namespace Reference::Int8;
   SplitMix64 rng(13);
-  const std::int64_t M = 70, in = 67, out = 130, row_offset = 5;
-  const std::uint32_t seed = 77;
-  std::vector<float> x(M * in), g(M * out);
-  for (float& v : x) v = rng.uniform(-3.0f, 3.0f);
-  for (float& v : g) v = rng.uniform(-0.01f, 0.01f);
-  for (std::int64_t m = 0; m < M; ++m) {
-    x[m * in + 2] = 0.0f;  // a zero column: q = 0, scale 0
-    g[m * out + 9] = 0.0f;
-  }
-  x[7 * in + 4] = std::numeric_limits<float>::infinity();  // non-finite: q = 0, scale NaN
-  g[3 * out + 11] = std::numeric_limits<float>::quiet_NaN();
-  const std::int64_t depth = Impl::padded_depth(M);
-  const Int8Matrix xq("xq", in, depth), gq("gq", out, depth);
-  const Kokkos::View<float*, MemSpace> x_scale("x_scale", in), gq_scale("gq_scale", out);
-  const Kokkos::View<std::int32_t*, MemSpace> gq_sums("gq_sums", out);
-  const Kokkos::View<std::uint32_t*, MemSpace> amax("amax", in + out);
-  Impl::TiledColumnQuantizer<ExecSpace>{to_device(x, M, in),
-                                        to_device(g, M, out),
-                                        xq,
-                                        x_scale,
-                                        gq,
-                                        gq_scale,
-                                        gq_sums,
-                                        amax,
-                                        Impl::stream_key(seed, tag_w),
-                                        row_offset}
-      .run(ExecSpace{});
-  const auto xq_h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, xq);
-  const auto gq_h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, gq);
-  const auto sx = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, x_scale);
-  const auto sg = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, gq_scale);
-  const auto sums = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, gq_sums);
-  for (std::int64_t i = 0; i < in; ++i) {
-    const float a = absmax(M, [&](std::int64_t m) { return x[m * in + i]; });
-    ASSERT_EQ(bits(sx(i)), bits(scale_of(a))) << "column " << i;
-    for (std::int64_t m = 0; m < depth; ++m) {
-      const int want = m < M ? nearest(x[m * in + i], a) : 0;
-      ASSERT_EQ(int(xq_h(i, m)), want) << "x column " << i << " sample " << m;
+  for (const auto& shape : {std::pair<std::int64_t, std::int64_t>{67, 130}, {68, 132}}) {
+    const std::int64_t in = shape.first, out = shape.second;
+    SCOPED_TRACE("in " + std::to_string(in) + " out " + std::to_string(out));
+    const std::int64_t M = 70, row_offset = 5;
+    const std::uint32_t seed = 77;
+    std::vector<float> x(M * in), g(M * out);
+    for (float& v : x) v = rng.uniform(-3.0f, 3.0f);
+    for (float& v : g) v = rng.uniform(-0.01f, 0.01f);
+    for (std::int64_t m = 0; m < M; ++m) {
+      x[m * in + 2] = 0.0f;  // a zero column: q = 0, scale 0
+      g[m * out + 9] = 0.0f;
     }
-  }
-  for (std::int64_t o = 0; o < out; ++o) {
-    const float a = absmax(M, [&](std::int64_t m) { return g[m * out + o]; });
-    ASSERT_EQ(bits(sg(o)), bits(scale_of(a))) << "column " << o;
-    std::int32_t sum = 0;
-    for (std::int64_t m = 0; m < depth; ++m) {
-      const std::uint64_t elem = std::uint64_t(row_offset + o) * M + m;
-      const int want = m < M ? stochastic(g[m * out + o], a, stream_u(seed, tag_w, elem)) : 0;
-      ASSERT_EQ(int(gq_h(o, m)), want) << "grad_out column " << o << " sample " << m;
-      sum += want;
+    x[7 * in + 4] = std::numeric_limits<float>::infinity();  // non-finite: q = 0, scale NaN
+    g[3 * out + 11] = std::numeric_limits<float>::quiet_NaN();
+    const std::int64_t depth = Impl::padded_depth(M);
+    const Int8Matrix xq("xq", in, depth), gq("gq", out, depth);
+    const Kokkos::View<float*, MemSpace> x_scale("x_scale", in), gq_scale("gq_scale", out);
+    const Kokkos::View<std::int32_t*, MemSpace> gq_sums("gq_sums", out);
+    const Kokkos::View<std::uint32_t*, MemSpace> amax("amax", in + out);
+    Impl::TiledColumnQuantizer<ExecSpace>{to_device(x, M, in),
+                                          to_device(g, M, out),
+                                          xq,
+                                          x_scale,
+                                          gq,
+                                          gq_scale,
+                                          gq_sums,
+                                          amax,
+                                          Impl::stream_key(seed, tag_w),
+                                          row_offset}
+        .run(ExecSpace{});
+    const auto xq_h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, xq);
+    const auto gq_h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, gq);
+    const auto sx = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, x_scale);
+    const auto sg = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, gq_scale);
+    const auto sums = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, gq_sums);
+    for (std::int64_t i = 0; i < in; ++i) {
+      const float a = absmax(M, [&](std::int64_t m) { return x[m * in + i]; });
+      ASSERT_EQ(bits(sx(i)), bits(scale_of(a))) << "column " << i;
+      for (std::int64_t m = 0; m < depth; ++m) {
+        const int want = m < M ? nearest(x[m * in + i], a) : 0;
+        ASSERT_EQ(int(xq_h(i, m)), want) << "x column " << i << " sample " << m;
+      }
     }
-    EXPECT_EQ(sums(o), sum) << "column " << o;
+    for (std::int64_t o = 0; o < out; ++o) {
+      const float a = absmax(M, [&](std::int64_t m) { return g[m * out + o]; });
+      ASSERT_EQ(bits(sg(o)), bits(scale_of(a))) << "column " << o;
+      std::int32_t sum = 0;
+      for (std::int64_t m = 0; m < depth; ++m) {
+        const std::uint64_t elem = std::uint64_t(row_offset + o) * M + m;
+        const int want = m < M ? stochastic(g[m * out + o], a, stream_u(seed, tag_w, elem)) : 0;
+        ASSERT_EQ(int(gq_h(o, m)), want) << "grad_out column " << o << " sample " << m;
+        sum += want;
+      }
+      EXPECT_EQ(sums(o), sum) << "column " << o;
+    }
   }
 }
 
