@@ -362,6 +362,10 @@ TEST(GpuIntegerKernels, VectorRowQuantizerMatchesTheReference) {
       }
     }
   }
+  // More rows than it serves: the team-per-row quantizer of IntegerPath.cpp takes them.
+  const Kokkos::View<float*, MemSpace> no_scale("no_scale", 4);
+  EXPECT_FALSE((Impl::VectorRowQuantizer<ExecSpace, false, false>::runs(
+      to_device(std::vector<float>(17 * 4, 1.0f), 17, 4), no_scale)));
 }
 
 }  // namespace
