@@ -5,14 +5,14 @@
 #include "Test_Helpers.hpp"
 
 #include "TernaryCounter_IntegerReference.hpp"
-#include "impl/TernaryCounter_DecodedBlocks.hpp"
-#include "impl/TernaryCounter_FewSampleInt8BackwardInput.hpp"
-#include "impl/TernaryCounter_FewSampleInt8Forward.hpp"
-#include "impl/TernaryCounter_IntegerGradientRows.hpp"
-#include "impl/TernaryCounter_Quantize.hpp"
-#include "impl/TernaryCounter_RowUpdateKernel.hpp"
-#include "impl/TernaryCounter_TiledColumnQuantizer.hpp"
-#include "impl/TernaryCounter_VectorRowQuantizer.hpp"
+#include "products/impl/TernaryCounter_DecodedBlocks.hpp"
+#include "products/impl/TernaryCounter_FewSampleInt8BackwardInput.hpp"
+#include "products/impl/TernaryCounter_FewSampleInt8Forward.hpp"
+#include "quantize/impl/TernaryCounter_Quantize.hpp"
+#include "quantize/impl/TernaryCounter_TiledColumnQuantizer.hpp"
+#include "quantize/impl/TernaryCounter_VectorRowQuantizer.hpp"
+#include "update/impl/TernaryCounter_IntegerGradientRows.hpp"
+#include "update/impl/TernaryCounter_RowUpdateKernel.hpp"
 
 #include <cmath>
 #include <limits>

@@ -10,9 +10,9 @@
 //    added atomically (an integer sum: any order).
 #pragma once
 
-#include "impl/TernaryCounter_Float4.hpp"
-#include "impl/TernaryCounter_IntegerOperands.hpp"
-#include "impl/TernaryCounter_Quantize.hpp"
+#include "core/impl/TernaryCounter_Float4.hpp"
+#include "products/impl/TernaryCounter_IntegerOperands.hpp"
+#include "quantize/impl/TernaryCounter_Quantize.hpp"
 
 #include <Kokkos_Core.hpp>
 

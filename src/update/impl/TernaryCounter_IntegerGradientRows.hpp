@@ -11,9 +11,9 @@
 // every source gives the bits of the float rows it replaces.
 #pragma once
 
-#include "impl/TernaryCounter_FewSampleInt8Forward.hpp"
-#include "impl/TernaryCounter_Float4.hpp"
-#include "impl/TernaryCounter_IntegerOperands.hpp"
+#include "core/impl/TernaryCounter_Float4.hpp"
+#include "products/impl/TernaryCounter_FewSampleInt8Forward.hpp"
+#include "products/impl/TernaryCounter_IntegerOperands.hpp"
 
 #include <Kokkos_Core.hpp>
 

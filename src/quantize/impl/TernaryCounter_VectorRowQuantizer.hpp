@@ -12,9 +12,9 @@
 // 88 µs at 4096 x 4096 there; docs/PERFORMANCE.md).
 #pragma once
 
-#include "impl/TernaryCounter_Float4.hpp"
-#include "impl/TernaryCounter_IntegerOperands.hpp"
-#include "impl/TernaryCounter_Quantize.hpp"
+#include "core/impl/TernaryCounter_Float4.hpp"
+#include "products/impl/TernaryCounter_IntegerOperands.hpp"
+#include "quantize/impl/TernaryCounter_Quantize.hpp"
 
 #include <Kokkos_Core.hpp>
 
