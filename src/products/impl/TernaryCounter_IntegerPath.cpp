@@ -5,11 +5,14 @@
 #include "core/impl/TernaryCounter_ExecutionSpaces.hpp"
 #include "core/impl/TernaryCounter_ScratchArena.hpp"
 #include "products/impl/TernaryCounter_DecodedBlocks.hpp"
+#include "products/impl/TernaryCounter_FewSampleInt8BackwardInput.hpp"
 #include "products/impl/TernaryCounter_FewSampleInt8Forward.hpp"
 #include "products/impl/TernaryCounter_HostInt8Gemm.hpp"
 #include "products/impl/TernaryCounter_IntegerOperands.hpp"
 #include "quantize/impl/TernaryCounter_Quantize.hpp"
 #include "quantize/impl/TernaryCounter_TiledColumnQuantizer.hpp"
+#include "quantize/impl/TernaryCounter_VectorRowQuantizer.hpp"
+#include "update/impl/TernaryCounter_IntegerGradientRows.hpp"
 #include "update/impl/TernaryCounter_RowUpdateKernel.hpp"
 #include "vendor/TernaryCounter_CublasInt8.hpp"
 
@@ -168,6 +171,15 @@ struct RowQuantizer {
                                space, 0, std::int64_t(src.extent(0))),
                            rows);
     } else {
+#ifdef KOKKOS_ENABLE_CUDA
+      if constexpr (std::is_same_v<ExecSpace, Kokkos::Cuda>) {  // rows of whole float4s
+        using Vector = VectorRowQuantizer<ExecSpace, Scaled, Stochastic>;
+        if (Vector::runs(src, column_scale)) {
+          Vector{src, column_scale, dst.q, dst.scale, dst.sums, key, first_row}.run(space, label);
+          return;
+        }
+      }
+#endif
       Kokkos::parallel_for(label, Kokkos::TeamPolicy<ExecSpace>(space, src.extent(0), Kokkos::AUTO),
                            *this);
     }
@@ -532,8 +544,10 @@ void backward_input_int8(const ExecSpace& space,
   require_int8_bound("backward_input", "out", state.out(), int8_max_depth);
   const std::int64_t M = grad_out.extent(0);
   std::size_t bytes = QuantizedRows<Mem>::bytes(M, state.out());
+  const std::int64_t few_sample_sums = few_sample_backward_input_sums(M, state.in());
   if constexpr (vendor_gemm_space<ExecSpace>) {
-    bytes += decoded_block_scratch(state.in(), padded_depth(state.out()));
+    bytes += few_sample_sums > 0 ? scratch_bytes<std::int32_t>(few_sample_sums)
+                                 : decoded_block_scratch(state.in(), padded_depth(state.out()));
   }
   ScratchArena<ExecSpace> arena(space, bytes);
   const QuantizedRows<Mem> hq(space, arena, M, state.out());
@@ -541,7 +555,13 @@ void backward_input_int8(const ExecSpace& space,
                                       stream_key(seed, int8_backward_input_tag), sample_offset}
       .run(space, "TernaryCounter::backward_input::quantize_grad_out");
   const BackwardInputEpilogue<Mem> epilogue{grad_x, hq.scale};
-  if constexpr (vendor_gemm_space<ExecSpace>) {
+  if constexpr (vendor_gemm_space<ExecSpace>) {  // (HIP: the portable kernel, unmeasured there)
+    if (few_sample_sums > 0) {
+      const Kokkos::View<std::int32_t**, Kokkos::LayoutRight, Mem> sums(
+          arena.template take<std::int32_t>(few_sample_sums), M, state.in());
+      few_sample_int8_backward_input(space, hq.q, hq.sums, state, M, sums, epilogue);
+      return;
+    }
     if (vendor_product<DecodeWeightColumns>(space, arena, state, hq, grad_x, epilogue,
                                             "TernaryCounter::backward_input::int8_epilogue")) {
       return;
@@ -566,10 +586,14 @@ void update_from_io_int8(
   constexpr bool tiled_columns = !host_space<ExecSpace>;
   const std::int64_t xq_rows = tiled_columns ? in : M;
   const std::int64_t xq_cols = tiled_columns ? padded_depth(M) : in;
+  // CUDA, M <= few_sample_update_max: x's words for FewSampleGradientRows.
+  const std::int64_t few_sample_words =
+      vendor_gemm_space<ExecSpace> && M <= few_sample_update_max ? (M + 3) / 4 : 0;
   ScratchArena<ExecSpace> arena(
       space, scratch_bytes<std::int8_t>(xq_rows * xq_cols) + scratch_bytes<float>(in) +
                  QuantizedRows<Mem>::bytes(out, M) +
-                 (tiled_columns ? scratch_bytes<std::uint32_t>(in + out) : 0));
+                 (tiled_columns ? scratch_bytes<std::uint32_t>(in + out) : 0) +
+                 scratch_bytes<std::uint32_t>(few_sample_words * in));
   const Int8Matrix<Mem> xq(arena.template take<std::int8_t>(xq_rows * xq_cols), xq_rows, xq_cols);
   const FloatVector<Mem> x_scale(arena.template take<float>(in), in);
   const QuantizedRows<Mem> gq(space, arena, out, M);
@@ -585,6 +609,19 @@ void update_from_io_int8(
         .run(space);
   }
   Kokkos::deep_copy(space, skipped_rows, std::int64_t(0));
+  if constexpr (vendor_gemm_space<ExecSpace>) {  // (HIP: the portable kernel, unmeasured there)
+    if (few_sample_words > 0) {  // no gradient rows in memory: the update forms them
+      const Kokkos::View<std::uint32_t**, Kokkos::LayoutRight, Mem> x_words(
+          arena.template take<std::uint32_t>(few_sample_words * in), few_sample_words, in);
+      pack_sample_words(space, xq, x_words);
+      const FewSampleGradientRows<Mem> source{gq.q, x_words, gq.scale, x_scale,
+                                              int(few_sample_words)};
+      RowUpdateKernel<ExecSpace, false, FewSampleGradientRows<Mem>>{
+          state.codes, state.scale, state.v, {}, k, skipped_rows, source}
+          .enqueue(space, params.team_size);
+      return;
+    }
+  }
   const std::int64_t chunk = std::max<std::int64_t>(1, workspace.extent(0));
   for (std::int64_t first = 0; first < out; first += chunk) {
     const std::pair<std::int64_t, std::int64_t> rows(first, std::min(out, first + chunk));
@@ -603,6 +640,17 @@ void update_from_io_int8(
       const std::int64_t depth = part.q.extent(1);
       if (vendor_int8_gemm(space, n, in, depth, part.q.data(), depth, xq.data(), depth,
                            gradient.data(), gradient.stride(0))) {
+        if (RowUpdateKernel<ExecSpace>::vector_rows(gradient)) {  // the scales on the way in
+          const IntegerSumRows<Mem> source{reinterpret_cast<const std::int32_t*>(gradient.data()),
+                                           std::int64_t(gradient.stride(0)), part.scale, x_scale};
+          UpdateConstants chunk_k = k;
+          chunk_k.row_offset = k.row_offset + first;
+          const auto rows_state = state.row_range(rows.first, rows.second);
+          RowUpdateKernel<ExecSpace, false, IntegerSumRows<Mem>>{
+              rows_state.codes, rows_state.scale, rows_state.v, {}, chunk_k, skipped_rows, source}
+              .enqueue(space, params.team_size);
+          continue;
+        }
         finish_in_place(space, gradient, n, in, epilogue,
                         "TernaryCounter::update_from_io::int8_epilogue");
       } else {
