@@ -4,7 +4,8 @@ include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
 install(TARGETS ternarycounter EXPORT TernaryCounterTargets
-        FILE_SET HEADERS DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+        FILE_SET HEADERS DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
+        FILE_SET umbrella DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 # The component Distributed has its own export file, which the config loads only when asked for
 # it (it needs MPI).
 if(TernaryCounter_ENABLE_MPI)

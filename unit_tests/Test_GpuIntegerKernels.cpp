@@ -5,10 +5,10 @@
 #include "Test_Helpers.hpp"
 
 #include "TernaryCounter_IntegerReference.hpp"
-#include "impl/TernaryCounter_DecodedBlocks.hpp"
-#include "impl/TernaryCounter_FewSampleInt8Forward.hpp"
-#include "impl/TernaryCounter_Quantize.hpp"
-#include "impl/TernaryCounter_TiledColumnQuantizer.hpp"
+#include "products/impl/TernaryCounter_DecodedBlocks.hpp"
+#include "products/impl/TernaryCounter_FewSampleInt8Forward.hpp"
+#include "quantize/impl/TernaryCounter_Quantize.hpp"
+#include "quantize/impl/TernaryCounter_TiledColumnQuantizer.hpp"
 
 #include <cmath>
 #include <limits>

@@ -6,10 +6,10 @@
 // label, or one that reuses another kernel's label, fails it.
 #include "Test_Helpers.hpp"
 
-#include "impl/TernaryCounter_HostInt8Gemm.hpp"
+#include "products/impl/TernaryCounter_HostInt8Gemm.hpp"
 
 #include <TernaryCounter_Linear.hpp>
-#include <TernaryCounter_Tiling.hpp>
+#include "products/impl/TernaryCounter_Tiling.hpp"
 
 #include <algorithm>
 #include <functional>

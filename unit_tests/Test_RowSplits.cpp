@@ -2,7 +2,7 @@
 // SPEC §4: the same bits for every team size and every row split (rows updated in separate calls
 // on subviews with params.row_offset), and for from_io every workspace size.
 #include "Test_Helpers.hpp"
-#include "impl/TernaryCounter_RowUpdateKernel.hpp"
+#include "update/impl/TernaryCounter_RowUpdateKernel.hpp"
 
 #include <tuple>
 #include <type_traits>

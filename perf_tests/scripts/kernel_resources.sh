@@ -3,12 +3,12 @@
 # Registers, stack and spills of the CUDA kernels of one source file, without a GPU: compiles its
 # object in a configured CUDA build (Ninja) again, keeping the PTX, and runs ptxas -v on it.
 #   perf_tests/scripts/kernel_resources.sh [SOURCE] [KERNEL_REGEX]
-#   (defaults: src/TernaryCounter_Update.cpp RowUpdateKernel; BUILD_DIR default build/cuda,
+#   (defaults: src/update/TernaryCounter_Update.cpp RowUpdateKernel; BUILD_DIR default build/cuda,
 #   ARCH default sm_90). The object in the build is left as it was.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 build=${BUILD_DIR:-build/cuda} arch=${ARCH:-sm_90}
-source=${1:-src/TernaryCounter_Update.cpp} kernel=${2:-RowUpdateKernel}
+source=${1:-src/update/TernaryCounter_Update.cpp} kernel=${2:-RowUpdateKernel}
 target=$(cd "$build" && ninja -t targets all | grep -o "^[^:]*/$(basename "$source")\.o" | head -1)
 [ -n "$target" ] || { echo "no object of $source in $build" >&2; exit 1; }
 keep=$(mktemp -d)

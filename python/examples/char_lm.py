@@ -18,7 +18,9 @@ Lines (every --eval-every steps, and a final: line): step, train loss (mean sinc
 line), validation loss (--eval-batches fixed windows), tokens/s of the training steps (the
 evaluation's time excluded), bytes of training state of the linear layers (TernaryLinear: codes,
 scale, v and step count; nn.Linear: weight, gradient and AdamW's two moments) in all and per
-weight, and the peak GPU memory torch allocated. --curve FILE.json keeps them; --plot FILE.png
+weight, the peak GPU memory torch allocated, and the GPU memory in use as the driver counts it
+(torch's cache, the contexts and the library's own allocations, read at each line; the final:
+line gives the largest reading). --curve FILE.json keeps them; --plot FILE.png
 A.json B.json ... draws the validation curves of such runs against steps and against seconds.
 
     PYTHONPATH=build/cuda/python python3 python/examples/char_lm.py --precision int8 --curve int8.json
@@ -96,7 +98,7 @@ def parse_args(argv=None):
                    help="TernaryLinear init scale as a multiple of 1/sqrt(2 in / 3)")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--eval-every", type=int, default=100)
-    p.add_argument("--eval-batches", type=int, default=20)
+    p.add_argument("--eval-batches", type=int, default=10)
     p.add_argument("--curve", default=None, help="write the lines' figures to this JSON file")
     p.add_argument("--label", default=None, help="the run's name in --curve (and the plot)")
     p.add_argument("--distributed", action="store_true",
@@ -385,6 +387,15 @@ def peak_gib(device):
     return torch.cuda.max_memory_allocated(device) / 2**30 if device.type == "cuda" else 0.0
 
 
+def device_used_gib(device):
+    """Memory in use on the GPU as the driver counts it: torch's cache, the CUDA contexts and
+    what Kokkos allocates itself (the integer path's scratch), which torch's figures omit."""
+    if device.type != "cuda":
+        return 0.0
+    free, total = torch.cuda.mem_get_info(device)
+    return (total - free) / 2**30
+
+
 def synchronize(device):
     if device.type == "cuda":
         torch.cuda.synchronize(device)
@@ -410,7 +421,7 @@ def profile_steps(model, optimizer, data, offsets, args, amp, device, path):
     key = "cuda_time_total" if device.type == "cuda" else "cpu_time_total"
     if device.type == "cuda" and hasattr(prof.key_averages()[0], "device_time_total"):
         key = "device_time_total"
-    table = prof.key_averages().table(sort_by=key, row_limit=40)
+    table = prof.key_averages().table(sort_by=key, row_limit=60, max_name_column_width=110)
     with open(path, "w") as f:
         f.write(f"{describe(args)}: 10 steps, batch {args.batch} x {args.context}\n{table}\n")
     print(f"profile: {path}", flush=True)
@@ -481,7 +492,8 @@ def train(args):
                          train_loss=round(float(losses) / since, 4), val_loss=round(val, 4),
                          tokens_per_s=round(since * tokens / elapsed),
                          state_bytes=total, state_bytes_per_weight=round(total / weights, 4),
-                         peak_gpu_gib=round(peak_gib(device), 3))
+                         peak_gpu_gib=round(peak_gib(device), 3),
+                         gpu_used_gib=round(device_used_gib(device), 3))
             points.append(point)
             say(" ".join(f"{k}={v}" for k, v in point.items()), flush=True)
             if team is None or team.rank == 0:
@@ -505,7 +517,8 @@ def summary(label, points, tokens_per_step):
                 tokens_per_s=round(last["step"] * tokens_per_step / last["seconds"]),
                 seconds=round(last["seconds"], 2), state_bytes=last["state_bytes"],
                 state_bytes_per_weight=last["state_bytes_per_weight"],
-                peak_gpu_gib=max(p["peak_gpu_gib"] for p in points))
+                peak_gpu_gib=max(p["peak_gpu_gib"] for p in points),
+                gpu_used_gib=max(p["gpu_used_gib"] for p in points))
 
 
 def write_curve(args, label, device, points, final):

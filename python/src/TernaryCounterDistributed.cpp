@@ -10,7 +10,7 @@
 #include "TernaryCounterTensors.hpp"
 
 #include <TernaryCounter.hpp>
-#include <impl/TernaryCounter_IntegerPath.hpp>
+#include "products/impl/TernaryCounter_IntegerPath.hpp"
 
 #include <Kokkos_Core.hpp>
 

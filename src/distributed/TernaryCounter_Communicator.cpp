@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #include "TernaryCounter_Communicator.hpp"
 
-#include "impl/TernaryCounter_MpiCheck.hpp"
+#include "distributed/impl/TernaryCounter_MpiCheck.hpp"
 
 #ifdef TERNARYCOUNTER_HAVE_NCCL
 #include <cuda_runtime_api.h>

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #include "TernaryCounter_DistributedCheckpoint.hpp"
 
-#include "impl/TernaryCounter_Agreement.hpp"
+#include "distributed/impl/TernaryCounter_Agreement.hpp"
 
 namespace TernaryCounter::Distributed::Impl {
 

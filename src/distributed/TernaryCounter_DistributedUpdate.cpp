@@ -2,14 +2,14 @@
 #include "TernaryCounter_DistributedUpdate.hpp"
 
 #include "TernaryCounter_Blocks.hpp"
-#include "impl/TernaryCounter_Agreement.hpp"
-#include "impl/TernaryCounter_AllGather.hpp"
-#include "impl/TernaryCounter_IntegerUpdate.hpp"
-#include "impl/TernaryCounter_MpiCheck.hpp"
+#include "distributed/impl/TernaryCounter_Agreement.hpp"
+#include "distributed/impl/TernaryCounter_AllGather.hpp"
+#include "distributed/impl/TernaryCounter_IntegerUpdate.hpp"
+#include "distributed/impl/TernaryCounter_MpiCheck.hpp"
 
 #include <Kokkos_Profiling_ScopedRegion.hpp>
-#include <impl/TernaryCounter_ExecutionSpaces.hpp>
-#include <impl/TernaryCounter_Validation.hpp>
+#include "core/impl/TernaryCounter_ExecutionSpaces.hpp"
+#include "core/impl/TernaryCounter_Validation.hpp"
 
 #include <string>
 

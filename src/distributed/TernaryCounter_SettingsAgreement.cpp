@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #include "TernaryCounter_SettingsAgreement.hpp"
 
-#include "impl/TernaryCounter_Agreement.hpp"
-#include "impl/TernaryCounter_MpiCheck.hpp"
+#include "distributed/impl/TernaryCounter_Agreement.hpp"
+#include "distributed/impl/TernaryCounter_MpiCheck.hpp"
 
 #include <cstdint>
 #include <map>

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
-#include "impl/TernaryCounter_Agreement.hpp"
+#include "distributed/impl/TernaryCounter_Agreement.hpp"
 
-#include "impl/TernaryCounter_MpiCheck.hpp"
+#include "distributed/impl/TernaryCounter_MpiCheck.hpp"
 
 #include <bit>
 #include <sstream>

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
-#include "impl/TernaryCounter_AllGather.hpp"
+#include "distributed/impl/TernaryCounter_AllGather.hpp"
 
-#include "impl/TernaryCounter_ExecutionSpaces.hpp"
-#include "impl/TernaryCounter_MpiCheck.hpp"
-#include "impl/TernaryCounter_Ring.hpp"
+#include "core/impl/TernaryCounter_ExecutionSpaces.hpp"
+#include "distributed/impl/TernaryCounter_MpiCheck.hpp"
+#include "distributed/impl/TernaryCounter_Ring.hpp"
 
 #include <Kokkos_Core.hpp>
 

@@ -1,15 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
-#include "impl/TernaryCounter_IntegerUpdate.hpp"
+#include "distributed/impl/TernaryCounter_IntegerUpdate.hpp"
 
 #include "TernaryCounter_Blocks.hpp"
-#include "impl/TernaryCounter_AllGather.hpp"
-#include "impl/TernaryCounter_Ring.hpp"
+#include "distributed/impl/TernaryCounter_AllGather.hpp"
+#include "distributed/impl/TernaryCounter_Ring.hpp"
 
 #include <Kokkos_Profiling_ScopedRegion.hpp>
-#include <TernaryCounter_Tiling.hpp>
-#include <impl/TernaryCounter_ExecutionSpaces.hpp>
-#include <impl/TernaryCounter_IntegerPath.hpp>
-#include <impl/TernaryCounter_Validation.hpp>
+#include "core/impl/TernaryCounter_ExecutionSpaces.hpp"
+#include "core/impl/TernaryCounter_Validation.hpp"
+#include "products/impl/TernaryCounter_IntegerPath.hpp"
+#include "products/impl/TernaryCounter_Tiling.hpp"
 
 #include <algorithm>
 #include <string>

@@ -9,7 +9,7 @@
 #include "TernaryCounter_Communicator.hpp"
 #include "TernaryCounter_DistributedUpdate.hpp"
 
-#include <impl/TernaryCounter_IntegerPath.hpp>
+#include "products/impl/TernaryCounter_IntegerPath.hpp"
 
 #include <cstdint>
 #include <vector>

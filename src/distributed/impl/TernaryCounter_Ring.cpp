@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
-#include "impl/TernaryCounter_Ring.hpp"
+#include "distributed/impl/TernaryCounter_Ring.hpp"
 
 #include "TernaryCounter_Blocks.hpp"
-#include "impl/TernaryCounter_MpiCheck.hpp"
+#include "distributed/impl/TernaryCounter_MpiCheck.hpp"
 
 #include <algorithm>
 #include <stdexcept>

@@ -13,7 +13,7 @@
 
 #include "TernaryCounter_Codes.hpp"
 #include "TernaryCounter_PackedState.hpp"
-#include "impl/TernaryCounter_IntegerOperands.hpp"
+#include "products/impl/TernaryCounter_IntegerOperands.hpp"
 
 #include <Kokkos_Core.hpp>
 

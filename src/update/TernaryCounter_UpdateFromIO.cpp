@@ -1,14 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #include "TernaryCounter_UpdateFromIO.hpp"
 
-#include "impl/TernaryCounter_ExecutionSpaces.hpp"
+#include "core/impl/TernaryCounter_ExecutionSpaces.hpp"
 
 #include <Kokkos_Profiling_ScopedRegion.hpp>
-#include "impl/TernaryCounter_IntegerPath.hpp"
-#include "impl/TernaryCounter_RowUpdateKernel.hpp"
-#include "impl/TernaryCounter_TileGemm.hpp"
-#include "impl/TernaryCounter_TileOperands.hpp"
-#include "impl/TernaryCounter_Validation.hpp"
+#include "core/impl/TernaryCounter_Validation.hpp"
+#include "products/impl/TernaryCounter_IntegerPath.hpp"
+#include "products/impl/TernaryCounter_TileGemm.hpp"
+#include "products/impl/TernaryCounter_TileOperands.hpp"
+#include "update/impl/TernaryCounter_RowUpdateKernel.hpp"
 
 #include <algorithm>
 #include <stdexcept>

@@ -12,13 +12,13 @@
 #pragma once
 
 #include "TernaryCounter_Hash.hpp"
-#include "TernaryCounter_RowMath.hpp"
-#include "TernaryCounter_Tiling.hpp"
-#include "impl/TernaryCounter_CodeUpdateTable.hpp"
-#include "impl/TernaryCounter_Float4.hpp"
-#include "impl/TernaryCounter_HostIsa.hpp"
-#include "impl/TernaryCounter_HostVectorCodes.hpp"
-#include "impl/TernaryCounter_Unroll.hpp"
+#include "core/impl/TernaryCounter_CodeUpdateTable.hpp"
+#include "core/impl/TernaryCounter_Float4.hpp"
+#include "core/impl/TernaryCounter_HostIsa.hpp"
+#include "core/impl/TernaryCounter_HostVectorCodes.hpp"
+#include "core/impl/TernaryCounter_Unroll.hpp"
+#include "products/impl/TernaryCounter_Tiling.hpp"
+#include "update/impl/TernaryCounter_RowMath.hpp"
 
 #include <Kokkos_Core.hpp>
 

@@ -1,17 +1,17 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
-#include "impl/TernaryCounter_IntegerPath.hpp"
+#include "products/impl/TernaryCounter_IntegerPath.hpp"
 
 #include "TernaryCounter_Params.hpp"
-#include "impl/TernaryCounter_CublasInt8.hpp"
-#include "impl/TernaryCounter_DecodedBlocks.hpp"
-#include "impl/TernaryCounter_ExecutionSpaces.hpp"
-#include "impl/TernaryCounter_FewSampleInt8Forward.hpp"
-#include "impl/TernaryCounter_HostInt8Gemm.hpp"
-#include "impl/TernaryCounter_IntegerOperands.hpp"
-#include "impl/TernaryCounter_Quantize.hpp"
-#include "impl/TernaryCounter_RowUpdateKernel.hpp"
-#include "impl/TernaryCounter_ScratchArena.hpp"
-#include "impl/TernaryCounter_TiledColumnQuantizer.hpp"
+#include "core/impl/TernaryCounter_ExecutionSpaces.hpp"
+#include "core/impl/TernaryCounter_ScratchArena.hpp"
+#include "products/impl/TernaryCounter_DecodedBlocks.hpp"
+#include "products/impl/TernaryCounter_FewSampleInt8Forward.hpp"
+#include "products/impl/TernaryCounter_HostInt8Gemm.hpp"
+#include "products/impl/TernaryCounter_IntegerOperands.hpp"
+#include "quantize/impl/TernaryCounter_Quantize.hpp"
+#include "quantize/impl/TernaryCounter_TiledColumnQuantizer.hpp"
+#include "update/impl/TernaryCounter_RowUpdateKernel.hpp"
+#include "vendor/TernaryCounter_CublasInt8.hpp"
 
 #include <algorithm>
 #include <sstream>

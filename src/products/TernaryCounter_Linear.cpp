@@ -1,15 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #include "TernaryCounter_Linear.hpp"
 
-#include "impl/TernaryCounter_ExecutionSpaces.hpp"
+#include "core/impl/TernaryCounter_ExecutionSpaces.hpp"
 
 #include <Kokkos_Profiling_ScopedRegion.hpp>
-#include "impl/TernaryCounter_FewSampleProduct.hpp"
-#include "impl/TernaryCounter_IntegerPath.hpp"
-#include "impl/TernaryCounter_SmallBatchProduct.hpp"
-#include "impl/TernaryCounter_TileGemm.hpp"
-#include "impl/TernaryCounter_TileOperands.hpp"
-#include "impl/TernaryCounter_Validation.hpp"
+#include "core/impl/TernaryCounter_Validation.hpp"
+#include "products/impl/TernaryCounter_FewSampleProduct.hpp"
+#include "products/impl/TernaryCounter_IntegerPath.hpp"
+#include "products/impl/TernaryCounter_SmallBatchProduct.hpp"
+#include "products/impl/TernaryCounter_TileGemm.hpp"
+#include "products/impl/TernaryCounter_TileOperands.hpp"
 
 #include <cstdint>
 #include <sstream>

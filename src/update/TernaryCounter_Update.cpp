@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #include "TernaryCounter_Update.hpp"
 
-#include "impl/TernaryCounter_ExecutionSpaces.hpp"
+#include "core/impl/TernaryCounter_ExecutionSpaces.hpp"
 
 #include <Kokkos_Profiling_ScopedRegion.hpp>
-#include "impl/TernaryCounter_RowUpdateKernel.hpp"
-#include "impl/TernaryCounter_Validation.hpp"
+#include "core/impl/TernaryCounter_Validation.hpp"
+#include "update/impl/TernaryCounter_RowUpdateKernel.hpp"
 
 namespace TernaryCounter {
 

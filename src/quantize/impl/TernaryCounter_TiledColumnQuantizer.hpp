@@ -10,8 +10,8 @@
 //    added atomically (an integer sum: any order).
 #pragma once
 
-#include "impl/TernaryCounter_IntegerOperands.hpp"
-#include "impl/TernaryCounter_Quantize.hpp"
+#include "products/impl/TernaryCounter_IntegerOperands.hpp"
+#include "quantize/impl/TernaryCounter_Quantize.hpp"
 
 #include <Kokkos_Core.hpp>
 

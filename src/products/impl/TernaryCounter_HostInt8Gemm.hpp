@@ -17,7 +17,7 @@
 #pragma once
 
 #include "TernaryCounter_Codes.hpp"
-#include "impl/TernaryCounter_IntegerOperands.hpp"
+#include "products/impl/TernaryCounter_IntegerOperands.hpp"
 
 #include <Kokkos_Core.hpp>
 
