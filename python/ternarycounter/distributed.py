@@ -46,8 +46,9 @@ _PRECISIONS = {"fp32": 0, "int8": 1}
 
 def data_parallel(module, group=None, broadcast=True):
     """Makes every ``TernaryLinear`` in ``module`` (itself included) train data-parallel over
-    the processes of ``group`` (default: all of them). Collective: every process calls it with
-    the same model. ``broadcast``: process 0's ternary states (codes, scale, v, steps) are copied
+    the processes of ``group`` (default: all of them). Collective over every process of the
+    default group (it makes a group with ``torch.distributed.new_group``), each with the same
+    model. ``broadcast``: process 0's ternary states (codes, scale, v, steps) are copied
     to the others first; either way the processes then check that they hold the same states and
     settings, and all raise the same RuntimeError if not. Returns ``module``."""
     if not dist.is_available() or not dist.is_initialized():
