@@ -10,7 +10,8 @@ each process runs forward and backward on its own samples as usual, and each lay
   the weight gradient are reduce-scattered by blocks of rows (``reduce_scatter_tensor``; on a
   backend without it, Gloo in older torch, an int32 ``all_reduce`` and each process's slice),
   each process updates its rows and the codes, scales and v are all-gathered: about 4.75 bytes
-  per weight per step on a ring (8.75 with the all-reduce fallback), whatever the batch.
+  per weight per step on a ring (8.75 with the all-reduce fallback), whatever the batch; the
+  update holds the layer's int32 sums (4 bytes per weight) while it runs.
   ``backward_input``'s rounding is keyed by the global sample index, so input gradients match
   too.
 - fp32 layers (ordered float sums over samples): x and grad_out are all-gathered and every
@@ -45,8 +46,9 @@ _PRECISIONS = {"fp32": 0, "int8": 1}
 
 def data_parallel(module, group=None, broadcast=True):
     """Makes every ``TernaryLinear`` in ``module`` (itself included) train data-parallel over
-    the processes of ``group`` (default: all of them). Collective: every process calls it with
-    the same model. ``broadcast``: process 0's ternary states (codes, scale, v, steps) are copied
+    the processes of ``group`` (default: all of them). Collective over every process of the
+    default group (it makes a group with ``torch.distributed.new_group``), each with the same
+    model. ``broadcast``: process 0's ternary states (codes, scale, v, steps) are copied
     to the others first; either way the processes then check that they hold the same states and
     settings, and all raise the same RuntimeError if not. Returns ``module``."""
     if not dist.is_available() or not dist.is_initialized():

@@ -19,20 +19,26 @@
 #include <Kokkos_Core.hpp>
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 namespace TernaryCounter::Distributed {
 
+namespace Impl {
+template <class MemorySpace>
+struct IntegerWorkspace;  // the int8 route's buffers (impl/TernaryCounter_IntegerUpdate.hpp)
+}  // namespace Impl
+
 /// The buffers of the data-parallel update (FP32: the gathered x and grad_out, this rank's
-/// columns of grad_out, update_from_io's workspace; int8: the int32 gradient sums [out, in] and
-/// the columns' absmax), kept across calls so a step allocates nothing while the shapes stay the
-/// same (each is reallocated when its shape changes). One per layer.
+/// columns of grad_out, update_from_io's workspace; int8: the quantized local samples, the
+/// columns' absmax and a round's int32 gradient sums, at most about params.workspace_bytes, 0:
+/// the backend's default), kept across calls so a step allocates nothing while the shapes stay
+/// the same (each is reallocated when its shape changes). One per layer.
 template <class MemorySpace>
 struct UpdateWorkspace {
   using Matrix = Kokkos::View<float**, Kokkos::LayoutRight, MemorySpace>;
   Matrix x, grad_out, grad_out_rows, update;
-  Kokkos::View<std::int32_t**, Kokkos::LayoutRight, MemorySpace> sums;
-  Kokkos::View<std::uint32_t*, MemorySpace> absmax;
+  std::shared_ptr<Impl::IntegerWorkspace<MemorySpace>> integer;
 };
 
 /// One collective update step of `state` (identical on every rank before the call, and after

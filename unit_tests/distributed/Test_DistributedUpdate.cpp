@@ -151,6 +151,17 @@ TEST(DistributedUpdate, Int8FewerRowsThanRanks) {
   check_against_one_process(2, 8, 9, p, false);
 }
 
+// A workspace budget of a few rows: the sums move in many rounds of one row per rank.
+TEST(DistributedUpdate, Int8ManyRounds) {
+  UpdateParams p;
+  p.lr = 0.3;
+  p.lr_scale = 1e-2;
+  p.rms_beta = 0.9;
+  p.precision = Precision::int8;
+  p.workspace_bytes = 4 * 24;
+  check_against_one_process(37, 24, 29, p, true);
+}
+
 // Wider than the hosts' 128-column quantizer blocks, so its vector loops run too.
 TEST(DistributedUpdate, Int8WideLayer) {
   UpdateParams p;
@@ -212,9 +223,10 @@ TEST(DistributedUpdate, Int8BytesCountedMatchTheModel) {
   const std::int64_t out = 96, in = 128;
   State state = random_state(out, in, p.C, 3);
   Dist::UpdateWorkspace<MemSpace> workspace;
-  std::int64_t counted[2] = {};
-  for (int k = 0; k < 2; ++k) {
+  std::int64_t counted[3] = {};
+  for (int k = 0; k < 3; ++k) {
     const std::int64_t m = k == 0 ? 8 : 64;
+    p.workspace_bytes = k == 2 ? 4 * in : 0;  // k = 2: one row per rank and round
     const Matrix x = hashed_matrix("x", m, in, 7, 1.0f);
     const Matrix g = hashed_matrix("g", m, out, 8, 0.1f);
     const Dist::Block mine = Dist::block(m, comm.rank(), comm.size());
@@ -224,6 +236,7 @@ TEST(DistributedUpdate, Int8BytesCountedMatchTheModel) {
     counted[k] = comm.bytes_sent();
   }
   EXPECT_EQ(counted[0], counted[1]) << "the traffic depends on the batch";
+  EXPECT_EQ(counted[0], counted[2]) << "the traffic depends on the rounds";
   const double model = Dist::integer_update_bytes_sent_per_rank(out, in, comm.size());
   if (comm.size() == 1) {
     EXPECT_EQ(counted[0], 0);

@@ -9,7 +9,9 @@
 #include "core/impl/TernaryCounter_ExecutionSpaces.hpp"
 #include "core/impl/TernaryCounter_Validation.hpp"
 #include "products/impl/TernaryCounter_IntegerPath.hpp"
+#include "products/impl/TernaryCounter_Tiling.hpp"
 
+#include <algorithm>
 #include <string>
 
 namespace TernaryCounter::Distributed::Impl {
@@ -56,12 +58,21 @@ void on_host(const ExecSpace& space, const View& view, std::int64_t first, std::
 }  // namespace
 
 template <class ExecSpace>
+std::int64_t integer_round_rows(std::int64_t in, int size, std::int64_t budget_bytes) {
+  const std::int64_t budget =
+      budget_bytes > 0 ? budget_bytes : std::int64_t(Tiling<ExecSpace>::workspace_bytes);
+  return std::max<std::int64_t>(
+      1, budget / (std::int64_t(sizeof(std::int32_t)) * std::max<std::int64_t>(1, in) * size));
+}
+
+template <class ExecSpace>
 std::int64_t integer_update(const Communicator& comm, const ExecSpace& space,
                             const PackedState<typename ExecSpace::memory_space>& state,
                             const InputView<typename ExecSpace::memory_space>& x_local,
                             const InputView<typename ExecSpace::memory_space>& grad_out_local,
                             const UpdateParams& params, const std::vector<std::int64_t>& samples,
                             UpdateWorkspace<typename ExecSpace::memory_space>& workspace) {
+  using Mem = typename ExecSpace::memory_space;
   Kokkos::Profiling::ScopedRegion region("TernaryCounter::Distributed::integer_update");
   const int n = comm.size(), rank = comm.rank();
   std::int64_t m = 0, offset = 0;
@@ -73,47 +84,72 @@ std::int64_t integer_update(const Communicator& comm, const ExecSpace& space,
   TernaryCounter::Impl::require_int8_bound("Distributed::update_from_io", "M (global samples)", m,
                                            TernaryCounter::Impl::int8_max_samples);
   const std::int64_t in = state.in(), out = state.out();
-  std::vector<std::int64_t> rows(std::size_t(n) + 1), elements(std::size_t(n) + 1);
+  std::vector<std::int64_t> rows(std::size_t(n) + 1);
+  std::int64_t largest = 0;
   for (int r = 0; r <= n; ++r) {
     rows[r] = r < n ? block(out, r, n).first : out;
-    elements[r] = rows[r] * in;
+    if (r > 0) largest = std::max(largest, rows[r] - rows[r - 1]);
   }
-  const Block mine{rows[rank], rows[rank + 1]};
+  if (!workspace.integer) workspace.integer = std::make_shared<IntegerWorkspace<Mem>>();
+  IntegerWorkspace<Mem>& buffers = *workspace.integer;
 
   // 1. The columns' absmax over the global batch: a max of local ones.
-  const auto absmax = sized(workspace.absmax, "absmax", in + out);
+  const auto absmax = sized(buffers.absmax, "absmax", in + out);
   TernaryCounter::Impl::int8_column_absmax(space, x_local, grad_out_local, absmax);
   on_host(space, absmax, 0, in + out,
           [&](std::uint32_t* bits) { ring_all_reduce_max(comm, bits, in + out); });
 
-  // 2. This rank's int32 partial sums, its samples quantized on the global streams.
-  const auto sums = sized(workspace.sums, "sums", out, in);
-  TernaryCounter::Impl::int8_gradient_sums(space, x_local, grad_out_local, absmax, params.seed,
-                                           params.row_offset, m, offset, sums);
+  // 2. This rank's samples quantized once, on the global streams.
+  TernaryCounter::Impl::int8_quantize_operands(space, x_local, grad_out_local, absmax, params.seed,
+                                               params.row_offset, m, offset, buffers.operands);
 
-  // 3. The sums of this rank's rows over all ranks (exact in any order).
-  on_host(space, sums, elements[rank], elements[rank + 1],
-          [&](std::int32_t* data) { ring_reduce_scatter_sum(comm, data, elements); });
-
-  // 4. This rank's rows, then every rank's rows to every rank.
-  const SkippedRowsView<typename ExecSpace::memory_space> skipped(
+  // 3. Rounds: a slice of every rank's row block; the slices' sums over all ranks (exact in any
+  // order) reach their owner, which updates those rows.
+  const std::int64_t slice = std::min(std::max<std::int64_t>(largest, 1),
+                                      integer_round_rows<ExecSpace>(in, n, params.workspace_bytes));
+  const auto sums = sized(buffers.sums, "sums", slice * n, in);
+  const SkippedRowsView<Mem> skipped(
       Kokkos::view_alloc(space, "TernaryCounter::Distributed::skipped_rows"));
-  UpdateParams p = params;
-  p.row_offset = params.row_offset + mine.first;
-  TernaryCounter::Impl::int8_update_from_sums(
-      space, state.row_range(mine.first, mine.last),
-      Kokkos::subview(sums, std::pair<std::int64_t, std::int64_t>(mine.first, mine.last),
-                      Kokkos::ALL),
-      absmax, mine.first, p, skipped);
-  const UpdateReport report = TernaryCounter::Impl::wait_for_report(space, skipped);
+  std::int64_t skipped_here = 0;
+  std::vector<std::int64_t> elements(std::size_t(n) + 1);
+  for (std::int64_t done = 0; done < largest; done += slice) {
+    std::vector<std::int64_t> first(static_cast<std::size_t>(n)),
+        count(static_cast<std::size_t>(n));
+    std::int64_t at = 0;
+    for (int r = 0; r < n; ++r) {
+      first[r] = rows[r] + done;
+      count[r] = std::clamp<std::int64_t>(rows[r + 1] - first[r], 0, slice);
+      const std::pair<std::int64_t, std::int64_t> part(at, at + count[r]);
+      TernaryCounter::Impl::int8_gradient_rows(space, buffers.operands, first[r],
+                                               Kokkos::subview(sums, part, Kokkos::ALL));
+      elements[r] = at * in;
+      at += count[r];
+    }
+    elements[n] = at * in;
+    on_host(space, sums, elements[rank], elements[rank + 1],
+            [&](std::int32_t* data) { ring_reduce_scatter_sum(comm, data, elements); });
+    if (count[rank] > 0) {
+      UpdateParams p = params;
+      p.row_offset = params.row_offset + first[rank];
+      const std::int64_t mine = elements[rank] / std::max<std::int64_t>(1, in);
+      TernaryCounter::Impl::int8_update_from_sums(
+          space, state.row_range(first[rank], first[rank] + count[rank]),
+          Kokkos::subview(sums, std::make_pair(mine, mine + count[rank]), Kokkos::ALL), absmax,
+          first[rank], p, skipped);
+      skipped_here += TernaryCounter::Impl::wait_for_report(space, skipped).skipped_rows;
+    }
+  }
+
+  // 4. Every rank's rows to every rank.
   all_gather_rows(comm, space,
                   {{nullptr, state.codes.data(), std::int64_t(state.codes.extent(1)), rows},
                    {nullptr, state.scale.data(), std::int64_t(sizeof(float)), rows},
                    {nullptr, state.v.data(), std::int64_t(sizeof(float)), rows}});
-  return report.skipped_rows;
+  return skipped_here;
 }
 
 #define TERNARYCOUNTER_INSTANTIATE_INTEGER_UPDATE(SPACE)                            \
+  template std::int64_t integer_round_rows<SPACE>(std::int64_t, int, std::int64_t); \
   template std::int64_t integer_update<SPACE>(                                      \
       const Communicator&, const SPACE&, const PackedState<SPACE::memory_space>&,   \
       const InputView<SPACE::memory_space>&, const InputView<SPACE::memory_space>&, \

@@ -684,6 +684,99 @@ void int8_column_absmax(const ExecSpace& space,
 }
 
 template <class ExecSpace>
+void int8_quantize_operands(const ExecSpace& space,
+                            const InputView<typename ExecSpace::memory_space>& x,
+                            const InputView<typename ExecSpace::memory_space>& grad_out,
+                            const AbsmaxBits<typename ExecSpace::memory_space>& amax_bits,
+                            std::uint32_t seed, std::int64_t row_offset,
+                            std::int64_t stream_samples, std::int64_t sample_offset,
+                            Int8GradientOperands<typename ExecSpace::memory_space>& operands) {
+  using Mem = typename ExecSpace::memory_space;
+  const std::int64_t M = x.extent(0), in = x.extent(1), out = grad_out.extent(1);
+  // Hosts: xq [M, in] (ColumnQuantizer); GPUs: xq transposed, [in, Mp] (TiledColumnQuantizer).
+  constexpr bool tiled_columns = !host_space<ExecSpace>;
+  const std::int64_t xq_rows = tiled_columns ? in : M;
+  const std::int64_t xq_cols = tiled_columns ? padded_depth(M) : in;
+  const auto sized = [](auto& view, const char* label, auto... extents) {
+    const std::int64_t want[] = {std::int64_t(extents)...};
+    bool same = true;
+    for (std::size_t d = 0; d < sizeof...(extents); ++d) {
+      same = same && std::int64_t(view.extent(d)) == want[d];
+    }
+    if (!same) {
+      using View = std::decay_t<decltype(view)>;
+      view = View(Kokkos::view_alloc(std::string("TernaryCounter::int8_operands::") + label,
+                                     Kokkos::WithoutInitializing),
+                  extents...);
+    }
+  };
+  sized(operands.xq, "xq", xq_rows, xq_cols);
+  sized(operands.x_scale, "x_scale", in);
+  sized(operands.gq, "gq", out + int8_padding_rows, padded_depth(M));
+  sized(operands.gq_scale, "gq_scale", out);
+  sized(operands.gq_sums, "gq_sums", out);
+  Kokkos::deep_copy(
+      space,
+      Kokkos::subview(operands.gq, std::make_pair(out, out + int8_padding_rows), Kokkos::ALL),
+      std::int8_t(0));
+  if (M == 0) return;  // no samples: int8_gradient_rows writes G_r = 0
+  const std::uint32_t key = stream_key(seed, int8_weight_gradient_tag);
+  if constexpr (!tiled_columns) {
+    QuantizedRows<Mem> gq;
+    gq.q = operands.gq;
+    gq.scale = operands.gq_scale;
+    gq.sums = operands.gq_sums;
+    ColumnQuantizer<ExecSpace> columns{x,  grad_out, operands.xq, operands.x_scale,
+                                       gq, key,      row_offset};
+    columns.stream_samples = stream_samples;
+    columns.sample_offset = sample_offset;
+    columns.amax_bits = amax_bits;
+    columns.pass = ColumnPass::quantize;
+    columns.run(space, "TernaryCounter::Distributed::quantize_columns");
+  } else {
+    TiledColumnQuantizer<ExecSpace> columns{
+        x,           grad_out,          operands.xq,      operands.x_scale,
+        operands.gq, operands.gq_scale, operands.gq_sums, amax_bits,
+        key,         row_offset};
+    columns.stream_samples = stream_samples;
+    columns.sample_offset = sample_offset;
+    columns.run_quantize(space);
+  }
+}
+
+template <class ExecSpace>
+void int8_gradient_rows(const ExecSpace& space,
+                        const Int8GradientOperands<typename ExecSpace::memory_space>& operands,
+                        std::int64_t first_row,
+                        const IntegerSums<typename ExecSpace::memory_space>& sums) {
+  using Mem = typename ExecSpace::memory_space;
+  const std::int64_t rows = sums.extent(0), in = sums.extent(1);
+  if (rows == 0) return;
+  if (operands.gq.extent(1) == 0) {  // no samples: G_r = 0
+    Kokkos::deep_copy(space, sums, 0);
+    return;
+  }
+  const std::pair<std::int64_t, std::int64_t> range(first_row, first_row + rows);
+  QuantizedRows<Mem> part;
+  part.q = Kokkos::subview(operands.gq, range, Kokkos::ALL);
+  part.scale = Kokkos::subview(operands.gq_scale, range);
+  part.sums = Kokkos::subview(operands.gq_sums, range);
+  const IntegerSumsEpilogue<Mem> epilogue{sums};
+  const char* label = "TernaryCounter::Distributed::int8_gradient_sums";
+  if constexpr (host_space<ExecSpace>) {
+    run_integer_product(space, part, Int8ByDepth<Mem>{operands.xq}, 2, rows, in, epilogue, label);
+  } else {
+    const std::int64_t depth = part.q.extent(1);
+    if (!vendor_int8_gemm(space, rows, in, depth, part.q.data(), depth, operands.xq.data(), depth,
+                          reinterpret_cast<float*>(sums.data()), sums.stride(0))) {
+      PortableIntegerProduct<ExecSpace, Int8ByColumn<Mem>, IntegerSumsEpilogue<Mem>>{
+          Int8Rows<Mem>{part.q}, Int8ByColumn<Mem>{operands.xq}, epilogue, rows, in, depth / 4}
+          .run(space, label);
+    }
+  }
+}
+
+template <class ExecSpace>
 void int8_gradient_sums(const ExecSpace& space,
                         const InputView<typename ExecSpace::memory_space>& x,
                         const InputView<typename ExecSpace::memory_space>& grad_out,
@@ -691,46 +784,10 @@ void int8_gradient_sums(const ExecSpace& space,
                         std::uint32_t seed, std::int64_t row_offset, std::int64_t stream_samples,
                         std::int64_t sample_offset,
                         const IntegerSums<typename ExecSpace::memory_space>& sums) {
-  using Mem = typename ExecSpace::memory_space;
-  const std::int64_t M = x.extent(0), in = x.extent(1), out = grad_out.extent(1);
-  if (M == 0) {  // no samples: G_r = 0
-    Kokkos::deep_copy(space, sums, 0);
-    return;
-  }
-  constexpr bool tiled_columns = !host_space<ExecSpace>;
-  const std::int64_t xq_rows = tiled_columns ? in : M;
-  const std::int64_t xq_cols = tiled_columns ? padded_depth(M) : in;
-  ScratchArena<ExecSpace> arena(space, scratch_bytes<std::int8_t>(xq_rows * xq_cols) +
-                                           scratch_bytes<float>(in) +
-                                           QuantizedRows<Mem>::bytes(out, M));
-  const Int8Matrix<Mem> xq(arena.template take<std::int8_t>(xq_rows * xq_cols), xq_rows, xq_cols);
-  const FloatVector<Mem> x_scale(arena.template take<float>(in), in);
-  const QuantizedRows<Mem> gq(space, arena, out, M);
-  const std::uint32_t key = stream_key(seed, int8_weight_gradient_tag);
-  const IntegerSumsEpilogue<Mem> epilogue{sums};
-  const char* label = "TernaryCounter::Distributed::int8_gradient_sums";
-  if constexpr (!tiled_columns) {
-    ColumnQuantizer<ExecSpace> columns{x, grad_out, xq, x_scale, gq, key, row_offset};
-    columns.stream_samples = stream_samples;
-    columns.sample_offset = sample_offset;
-    columns.amax_bits = amax_bits;
-    columns.pass = ColumnPass::quantize;
-    columns.run(space, "TernaryCounter::Distributed::quantize_columns");
-    run_integer_product(space, gq, Int8ByDepth<Mem>{xq}, 2, out, in, epilogue, label);
-  } else {
-    TiledColumnQuantizer<ExecSpace> columns{x,        grad_out, xq,        x_scale, gq.q,
-                                            gq.scale, gq.sums,  amax_bits, key,     row_offset};
-    columns.stream_samples = stream_samples;
-    columns.sample_offset = sample_offset;
-    columns.run_quantize(space);
-    const std::int64_t depth = gq.q.extent(1);
-    if (!vendor_int8_gemm(space, out, in, depth, gq.q.data(), depth, xq.data(), depth,
-                          reinterpret_cast<float*>(sums.data()), sums.stride(0))) {
-      PortableIntegerProduct<ExecSpace, Int8ByColumn<Mem>, IntegerSumsEpilogue<Mem>>{
-          Int8Rows<Mem>{gq.q}, Int8ByColumn<Mem>{xq}, epilogue, out, in, depth / 4}
-          .run(space, label);
-    }
-  }
+  Int8GradientOperands<typename ExecSpace::memory_space> operands;
+  int8_quantize_operands(space, x, grad_out, amax_bits, seed, row_offset, stream_samples,
+                         sample_offset, operands);
+  int8_gradient_rows(space, operands, 0, sums);
 }
 
 template <class ExecSpace>
@@ -776,6 +833,13 @@ void int8_update_from_sums(const ExecSpace& space,
   template void int8_column_absmax<SPACE>(const SPACE&, const InputView<SPACE::memory_space>&,     \
                                           const InputView<SPACE::memory_space>&,                   \
                                           const AbsmaxBits<SPACE::memory_space>&);                 \
+  template void int8_quantize_operands<SPACE>(                                                     \
+      const SPACE&, const InputView<SPACE::memory_space>&, const InputView<SPACE::memory_space>&,  \
+      const AbsmaxBits<SPACE::memory_space>&, std::uint32_t, std::int64_t, std::int64_t,           \
+      std::int64_t, Int8GradientOperands<SPACE::memory_space>&);                                   \
+  template void int8_gradient_rows<SPACE>(const SPACE&,                                            \
+                                          const Int8GradientOperands<SPACE::memory_space>&,        \
+                                          std::int64_t, const IntegerSums<SPACE::memory_space>&);  \
   template void int8_gradient_sums<SPACE>(                                                         \
       const SPACE&, const InputView<SPACE::memory_space>&, const InputView<SPACE::memory_space>&,  \
       const AbsmaxBits<SPACE::memory_space>&, std::uint32_t, std::int64_t, std::int64_t,           \

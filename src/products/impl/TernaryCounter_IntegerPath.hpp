@@ -56,6 +56,35 @@ void int8_column_absmax(const ExecSpace& space,
                         const InputView<typename ExecSpace::memory_space>& grad_out,
                         const AbsmaxBits<typename ExecSpace::memory_space>& amax_bits);
 
+/// The weight gradient's quantized operands of a block of samples, kept across calls: xq (hosts
+/// [M, in], GPUs [in, Mp]), its column scales, gq [out + padding, Mp] with its row scales and
+/// sums.
+template <class MemorySpace>
+struct Int8GradientOperands {
+  Kokkos::View<std::int8_t**, Kokkos::LayoutRight, MemorySpace> xq, gq;
+  Kokkos::View<float*, MemorySpace> x_scale, gq_scale;
+  Kokkos::View<std::int32_t*, MemorySpace> gq_sums;
+};
+
+/// Enqueues the quantization of these samples with the agreed amax_bits into `operands`
+/// (reallocated when the shapes change); gq's stream is keyed by the global batch size
+/// `stream_samples` and the first sample's global index `sample_offset`.
+template <class ExecSpace>
+void int8_quantize_operands(const ExecSpace& space,
+                            const InputView<typename ExecSpace::memory_space>& x,
+                            const InputView<typename ExecSpace::memory_space>& grad_out,
+                            const AbsmaxBits<typename ExecSpace::memory_space>& amax_bits,
+                            std::uint32_t seed, std::int64_t row_offset,
+                            std::int64_t stream_samples, std::int64_t sample_offset,
+                            Int8GradientOperands<typename ExecSpace::memory_space>& operands);
+
+/// Enqueues sums [rows, in] = the int32 G of rows [first_row, first_row + rows) from `operands`.
+template <class ExecSpace>
+void int8_gradient_rows(const ExecSpace& space,
+                        const Int8GradientOperands<typename ExecSpace::memory_space>& operands,
+                        std::int64_t first_row,
+                        const IntegerSums<typename ExecSpace::memory_space>& sums);
+
 /// Enqueues sums [out, in] = the int32 G of these samples, quantized with the agreed amax_bits;
 /// gq's stream is keyed by the global batch size `stream_samples` and the first sample's global
 /// index `sample_offset`.
