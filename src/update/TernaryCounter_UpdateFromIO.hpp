@@ -15,9 +15,6 @@
 
 namespace TernaryCounter {
 
-template <class MemorySpace>
-using InputView = Kokkos::View<const float**, Kokkos::LayoutRight, MemorySpace>;
-
 /// Gradient rows update_from_io works on at once for a workspace budget of `budget_bytes`
 /// (0 = the backend's default: 256 MiB on GPUs, 8 MiB on host backends): about budget / (4 in)
 /// rows, whole tiles, at most `out`, at least one tile row. The workspace is rows * in * 4 bytes.
