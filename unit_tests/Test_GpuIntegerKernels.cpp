@@ -4,7 +4,7 @@
 // and OpenMP executables are where these kernels are checked on every run.
 #include "Test_Helpers.hpp"
 
-#include "TernaryCounter_IntegerReference.hpp"
+#include "IntegerReference.hpp"
 #include "products/impl/TernaryCounter_DecodedBlocks.hpp"
 #include "products/impl/TernaryCounter_FewSampleInt8Forward.hpp"
 #include "quantize/impl/TernaryCounter_Quantize.hpp"

@@ -4,7 +4,7 @@
 // size and host engine (VNNI and portable), non-finite and zero inputs, and the bounds.
 #include "Test_Helpers.hpp"
 
-#include "TernaryCounter_IntegerReference.hpp"
+#include "IntegerReference.hpp"
 #include "core/impl/TernaryCounter_HostIsa.hpp"
 
 #include <cmath>

@@ -5,7 +5,6 @@
 
 #include "TernaryCounter_PackedState.hpp"
 #include "TernaryCounter_Params.hpp"
-#include "TernaryCounter_Update.hpp"
 #include "TernaryCounter_ViewTypes.hpp"
 
 #include <Kokkos_Core.hpp>
