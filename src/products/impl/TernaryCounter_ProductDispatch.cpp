@@ -21,6 +21,7 @@
 #include "products/impl/TernaryCounter_IntegerProduct.hpp"
 #include "products/impl/TernaryCounter_SmallBatchProduct.hpp"
 #include "products/impl/TernaryCounter_TileGemm.hpp"
+#include "products/impl/TernaryCounter_TileGemmLaunch.hpp"
 #include "quantize/impl/TernaryCounter_Quantize.hpp"
 #include "quantize/impl/TernaryCounter_QuantizedRows.hpp"
 #include "quantize/impl/TernaryCounter_RowQuantizer.hpp"

@@ -15,6 +15,7 @@
 #include "products/impl/TernaryCounter_IntegerOperands.hpp"
 #include "products/impl/TernaryCounter_IntegerProduct.hpp"
 #include "products/impl/TernaryCounter_TileGemm.hpp"
+#include "products/impl/TernaryCounter_TileGemmLaunch.hpp"
 #include "quantize/impl/TernaryCounter_ColumnQuantizer.hpp"
 #include "quantize/impl/TernaryCounter_Quantize.hpp"
 #include "quantize/impl/TernaryCounter_QuantizedRows.hpp"
