@@ -1,17 +1,20 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
-// ternary-counter-perf-mpi [--shape OUTxINxM]... [--repeat N] [--json FILE]   (under mpirun)
-// Data-parallel training of one layer on N ranks, each with M samples of a global batch of N*M,
-// timed in one run two ways:
-//   sharded: TernaryCounter::Distributed::update_from_io (all-gather x and grad_out, update this
-//            rank's rows over all samples, all-gather the updated rows; bit-identical to one
-//            process for any N);
+// ternary-counter-perf-mpi [--precision fp32|int8] [--shape OUTxINxM]... [--repeat N] [--json F]
+// (under mpirun). Data-parallel training of one layer on N ranks, each with M samples of a global
+// batch of N*M, timed in one run:
+//   update: TernaryCounter::Distributed::update_from_io in the chosen precision (fp32: all-gather
+//           x and grad_out, update this rank's rows over all samples; int8: all-reduce the
+//           columns' absmax, reduce-scatter the int32 gradient sums by rows, update this rank's
+//           rows; both then all-gather the updated rows; bit-identical to one process for any N);
 //   data parallel: the vendor GEMM on the local samples, an all-reduce of the [out, in] gradient
-//            (MPI_Allreduce, or ncclAllReduce between CUDA GPUs) and the dense update (results
-//            depend on N: the all-reduce's order does).
-// Also a whole layer step (forward + backward_input on the local samples + the sharded update)
-// against one process's step on the global batch (rank 0 alone, the others waiting).
-// A time is the slowest rank's, median over repeats; bytes are what a ring algorithm sends per
-// rank.
+//           (MPI_Allreduce, or ncclAllReduce between CUDA GPUs) and the dense update (results
+//           depend on N: the all-reduce's order does);
+//   a whole layer step (forward + backward_input on the local samples + the update), against
+//   the same step of rank 0 alone on its M samples (weak scaling: efficiency = that time / the
+//   N-rank step's) and on the global batch (one process doing the whole batch).
+// A time is the slowest rank's, median over repeats. Bytes per rank and update: the model's
+// (Distributed::update_bytes_sent_per_rank / integer_update_bytes_sent_per_rank, a ring's) and
+// those the Communicator counted (the most any rank sent).
 #include "PerfInputs.hpp"
 #include "PerfJson.hpp"
 #include "PerfRevision.hpp"
@@ -42,7 +45,9 @@ using namespace TernaryCounter::Perf;
 namespace Dist = TernaryCounter::Distributed;
 
 const char* const usage =
-    "usage: mpirun -np N ternary-counter-perf-mpi [--shape OUTxINxM]... [--repeat R] [--json F]\n"
+    "usage: mpirun -np N ternary-counter-perf-mpi [--precision P] [--shape OUTxINxM]...\n"
+    "                                              [--repeat R] [--json F]\n"
+    "  --precision P     fp32 (default) or int8: the arithmetic of the layer and its update\n"
     "  --shape OUTxINxM  a layer of OUT x IN weights, M samples per rank (repeatable; IN a\n"
     "                    multiple of 4). Default: 4096x4096x2048 4096x4096x512 on a GPU,\n"
     "                    1024x1024x512 1024x1024x64 on a host backend\n"
@@ -56,6 +61,7 @@ struct Shape {
 };
 
 struct Options {
+  Precision precision = Precision::fp32;
   std::vector<Shape> shapes;
   int repeat = 5;
   std::string json;
@@ -91,6 +97,11 @@ Options parse(int argc, char** argv) {
       const Shape s{positive(parts[0], "OUT"), positive(parts[1], "IN"), positive(parts[2], "M")};
       if (s.in % 4 != 0) throw std::invalid_argument("--shape " + value + ": IN % 4 != 0");
       o.shapes.push_back(s);
+    } else if (arg == "--precision") {
+      if (value != "fp32" && value != "int8") {
+        throw std::invalid_argument("--precision must be fp32 or int8, got '" + value + "'");
+      }
+      o.precision = value == "int8" ? Precision::int8 : Precision::fp32;
     } else if (arg == "--repeat") {
       o.repeat = int(positive(value, "--repeat"));
       if (o.repeat < 3) throw std::invalid_argument("--repeat must be >= 3");
@@ -175,14 +186,17 @@ class GradientAllReduce {
 struct Result {
   Shape shape{};
   int ranks = 1;
-  Samples sharded, data_parallel, layer_step, one_process_step;
-  double sharded_bytes = 0, data_parallel_bytes = 0;
-  double ratio() const { return sharded.median() / data_parallel.median(); }
+  Samples update, data_parallel, layer_step, one_rank_step, one_process_step;
+  double bytes_model = 0, bytes_counted = 0, data_parallel_bytes = 0;
+  double ratio() const { return update.median() / data_parallel.median(); }
+  /// Weak scaling: rank 0 alone on its M samples over the N-rank step on N*M.
+  double weak_scaling_efficiency() const { return one_rank_step.median() / layer_step.median(); }
   double step_ratio() const { return layer_step.median() / one_process_step.median(); }
+  double weights() const { return double(shape.out) * double(shape.in); }
 };
 
 Result run_shape(const Dist::Communicator& comm, const ExecSpace& space, const VendorGemm& vendor,
-                 const Shape& shape, int repeats) {
+                 const Shape& shape, Precision precision, int repeats) {
   Result r;
   r.shape = shape;
   r.ranks = comm.size();
@@ -202,6 +216,12 @@ Result run_shape(const Dist::Communicator& comm, const ExecSpace& space, const V
   params.lr_scale = 2e-4;
   params.rms_beta = 0.9;
   params.seed = 2;
+  params.precision = precision;
+  ProductOptions products;
+  products.precision = precision;
+  products.seed = params.seed;
+  ProductOptions local_products = products;
+  local_products.sample_offset = shape.m * comm.rank();
   PackedState<MemSpace> state("TernaryCounter::Perf::state", shape.out, shape.in, params.C);
   randomize_ternary(state, 7, 0.02f);
   const PackedState<MemSpace> saved = create_mirror_and_copy(space, state);
@@ -209,37 +229,54 @@ Result run_shape(const Dist::Communicator& comm, const ExecSpace& space, const V
   Dist::UpdateWorkspace<MemSpace> workspace;
   GradientAllReduce all_reduce(comm, space);
 
-  r.sharded = time_collective(comm, repeats, restore, [&] {
+  r.update = time_collective(comm, repeats, restore, [&] {
     Dist::update_from_io(comm, space, state, x, grad_out, params, workspace);
   });
+  {
+    restore();
+    comm.reset_bytes_sent();
+    Dist::update_from_io(comm, space, state, x, grad_out, params, workspace);
+    double mine = double(comm.bytes_sent());
+    MPI_Allreduce(&mine, &r.bytes_counted, 1, MPI_DOUBLE, MPI_MAX, comm.mpi());
+  }
   r.data_parallel = time_collective(comm, repeats, restore, [&] {
     vendor.grad_w(x, grad_out, grad_w);
     all_reduce(grad_w);
     update(space, state, grad_w, params);
   });
   r.layer_step = time_collective(comm, repeats, restore, [&] {
-    forward(space, state, x, y);
-    backward_input(space, state, grad_out, grad_x);
+    forward(space, state, x, y, local_products);
+    backward_input(space, state, grad_out, grad_x, local_products);
     Dist::update_from_io(comm, space, state, x, grad_out, params, workspace);
   });
   {
-    // One process with the whole global batch: rank 0 alone (the others wait at the barrier).
+    // Rank 0 alone (the others wait at the barrier), on its own M samples and on the global
+    // batch.
     const bool me = comm.rank() == 0;
+    const Matrix ws(alloc("workspace"), from_io_workspace_rows<ExecSpace>(shape.out, shape.in),
+                    shape.in);
+    r.one_rank_step = time_collective(comm, repeats, restore, [&] {
+      if (!me) return;
+      forward(space, state, x, y, products);
+      backward_input(space, state, grad_out, grad_x, products);
+      update_from_io(space, state, x, grad_out, params, ws);
+    });
     const std::int64_t gm = me ? global_m : 0;
     const Matrix gx(alloc("global_x"), gm, shape.in), gg(alloc("global_grad_out"), gm, shape.out);
     const Matrix gy(alloc("global_y"), gm, shape.out), ggx(alloc("global_grad_x"), gm, shape.in);
-    const Matrix ws(alloc("workspace"), from_io_workspace_rows<ExecSpace>(shape.out, shape.in),
-                    shape.in);
     fill_normal(space, gx, 11, 1.0f);
     fill_normal(space, gg, 12, 1e-3f);
     r.one_process_step = time_collective(comm, repeats, restore, [&] {
       if (!me) return;
-      forward(space, state, gx, gy);
-      backward_input(space, state, gg, ggx);
+      forward(space, state, gx, gy, products);
+      backward_input(space, state, gg, ggx, products);
       update_from_io(space, state, gx, gg, params, ws);
     });
   }
-  r.sharded_bytes = Dist::update_bytes_sent_per_rank(shape.out, shape.in, global_m, comm.size());
+  r.bytes_model =
+      precision == Precision::int8
+          ? Dist::integer_update_bytes_sent_per_rank(shape.out, shape.in, comm.size())
+          : Dist::update_bytes_sent_per_rank(shape.out, shape.in, global_m, comm.size());
   r.data_parallel_bytes = 2.0 * 4.0 * double(shape.out) * double(shape.in) *
                           double(comm.size() - 1) / double(comm.size());
   return r;
@@ -252,18 +289,24 @@ std::string record_json(const Result& r) {
       .integer("M_per_rank", r.shape.m)
       .integer("ranks", r.ranks)
       .integer("M_global", r.shape.m * r.ranks)
-      .num("sharded_update_ms", r.sharded.median())
+      .num("update_ms", r.update.median())
       .num("data_parallel_update_ms", r.data_parallel.median())
-      .num("ratio_sharded_over_data_parallel", r.ratio())
-      .num("sharded_layer_step_ms", r.layer_step.median())
-      .num("one_process_layer_step_ms", r.one_process_step.median())
-      .num("ratio_sharded_step_over_one_process", r.step_ratio())
-      .num("sharded_bytes_sent_per_rank", r.sharded_bytes)
+      .num("ratio_update_over_data_parallel", r.ratio())
+      .num("layer_step_ms", r.layer_step.median())
+      .num("one_rank_layer_step_ms", r.one_rank_step.median())
+      .num("weak_scaling_efficiency", r.weak_scaling_efficiency())
+      .num("one_process_global_batch_layer_step_ms", r.one_process_step.median())
+      .num("ratio_step_over_one_process_global_batch", r.step_ratio())
+      .num("bytes_sent_per_rank", r.bytes_model)
+      .num("bytes_counted_per_rank", r.bytes_counted)
+      .num("bytes_sent_per_weight", r.bytes_model / r.weights())
+      .num("bytes_counted_per_weight", r.bytes_counted / r.weights())
       .num("data_parallel_bytes_sent_per_rank", r.data_parallel_bytes)
-      .raw("sharded_update_ms_samples", json_numbers(r.sharded.ms))
+      .raw("update_ms_samples", json_numbers(r.update.ms))
       .raw("data_parallel_update_ms_samples", json_numbers(r.data_parallel.ms))
-      .raw("sharded_layer_step_ms_samples", json_numbers(r.layer_step.ms))
-      .raw("one_process_layer_step_ms_samples", json_numbers(r.one_process_step.ms));
+      .raw("layer_step_ms_samples", json_numbers(r.layer_step.ms))
+      .raw("one_rank_layer_step_ms_samples", json_numbers(r.one_rank_step.ms))
+      .raw("one_process_global_batch_layer_step_ms_samples", json_numbers(r.one_process_step.ms));
   return o.text("    ");
 }
 
@@ -274,36 +317,41 @@ int run(const Options& options, const Dist::Communicator& comm) {
   const bool nccl = on_gpu && comm.uses_nccl();  // collective: every rank asks
   if (root) {
     std::printf(
-        "ternary-counter-perf-mpi  git %s  backend %s  ranks %d  concurrency/rank %d  "
-        "device all-gather: %s\nvendor GEMM: %s\n",
-        revision_summary().c_str(), ExecSpace::name(), comm.size(), space.concurrency(),
+        "ternary-counter-perf-mpi  git %s  backend %s  precision %s  ranks %d  "
+        "concurrency/rank %d  device collectives: %s\nvendor GEMM: %s\n",
+        revision_summary().c_str(), ExecSpace::name(), precision_name(options.precision),
+        comm.size(), space.concurrency(),
         on_gpu ? (nccl ? "NCCL" : "MPI through host memory") : "MPI (host memory)",
         vendor.description().c_str());
-    std::printf("%6s %6s %6s %5s | %10s %10s %6s | %10s %10s %6s | %9s %9s\n", "out", "in",
-                "M/rank", "ranks", "shard ms", "dp ms", "ratio", "step ms", "1-proc ms", "ratio",
-                "shard MB", "dp MB");
+    std::printf("%6s %6s %6s %5s | %9s %9s %6s | %9s %9s %6s %9s | %8s %8s %6s %6s\n", "out", "in",
+                "M/rank", "ranks", "update ms", "dp ms", "ratio", "step ms", "1-rank ms", "weak",
+                "global ms", "model MB", "count MB", "B/w", "dp MB");
     std::fflush(stdout);
   }
   std::vector<Result> results;
   for (const Shape& shape : options.shapes) {
-    results.push_back(run_shape(comm, space, vendor, shape, options.repeat));
+    results.push_back(run_shape(comm, space, vendor, shape, options.precision, options.repeat));
     const Result& r = results.back();
     if (root) {
       std::printf(
-          "%6lld %6lld %6lld %5d | %10.3f %10.3f %6.2f | %10.3f %10.3f %6.2f | %9.2f %9.2f\n",
-          (long long)shape.out, (long long)shape.in, (long long)shape.m, r.ranks,
-          r.sharded.median(), r.data_parallel.median(), r.ratio(), r.layer_step.median(),
-          r.one_process_step.median(), r.step_ratio(), r.sharded_bytes / 1e6,
-          r.data_parallel_bytes / 1e6);
+          "%6lld %6lld %6lld %5d | %9.3f %9.3f %6.2f | %9.3f %9.3f %6.2f %9.3f | %8.2f %8.2f %6.2f "
+          "%6.2f\n",
+          (long long)shape.out, (long long)shape.in, (long long)shape.m, r.ranks, r.update.median(),
+          r.data_parallel.median(), r.ratio(), r.layer_step.median(), r.one_rank_step.median(),
+          r.weak_scaling_efficiency(), r.one_process_step.median(), r.bytes_model / 1e6,
+          r.bytes_counted / 1e6, r.bytes_model / r.weights(), r.data_parallel_bytes / 1e6);
       std::fflush(stdout);
     }
   }
   if (root) {
     std::printf(
-        "(median of %d repeats, slowest rank; shard = Distributed::update_from_io, dp = vendor "
-        "GEMM on the local samples + gradient all-reduce + dense update, ratio = shard/dp; step "
-        "= forward + backward_input + shard on M/rank, 1-proc = the same on rank 0 alone with "
-        "the global batch; MB = ring-algorithm bytes sent per rank per step)\n",
+        "(median of %d repeats, slowest rank; update = Distributed::update_from_io, dp = vendor "
+        "GEMM on the local samples + gradient all-reduce + dense update, ratio = update/dp; step "
+        "= forward + backward_input + update on M/rank; 1-rank = the same step on rank 0 alone "
+        "with M samples, weak = 1-rank / step; global = rank 0 alone with the global batch; "
+        "model MB = the ring model's bytes sent per rank per update, count MB = the most any "
+        "rank's Communicator counted, B/w = model bytes per weight; dp MB = the FP32 gradient "
+        "all-reduce's ring bytes)\n",
         options.repeat);
   }
   if (root && !options.json.empty()) {
@@ -319,7 +367,8 @@ int run(const Options& options, const Dist::Communicator& comm) {
         .integer("ranks", comm.size())
         .integer("concurrency_per_rank", space.concurrency())
         .str("vendor_gemm", vendor.description())
-        .str("device_all_gather", nccl ? "NCCL" : "MPI")
+        .str("precision", precision_name(options.precision))
+        .str("device_collectives", nccl ? "NCCL" : "MPI")
         .integer("repeats", options.repeat)
         .raw("records", records + "\n  ]");
     std::ofstream json(options.json);
@@ -339,8 +388,26 @@ int main(int argc, char** argv) {
   {
     Kokkos::ScopeGuard kokkos(argc, argv);
     try {
-      const Options options = parse(argc, argv);
+      // Every rank parses, then all agree (or all stop with the same error): a rank that left
+      // alone would leave the others waiting in a collective.
       const Dist::Communicator comm;
+      Options options;
+      std::string error;
+      try {
+        options = parse(argc, argv);
+      } catch (const std::exception& e) {
+        error = e.what();
+      }
+      Dist::Settings settings = {{"--precision", precision_name(options.precision)},
+                                 {"--repeat", std::to_string(options.repeat)},
+                                 {"--json", options.json}};
+      for (std::size_t k = 0; k < options.shapes.size(); ++k) {
+        const Shape& shape = options.shapes[k];
+        settings.emplace_back("--shape #" + std::to_string(k + 1),
+                              std::to_string(shape.out) + "x" + std::to_string(shape.in) + "x" +
+                                  std::to_string(shape.m));
+      }
+      Dist::agree_on_settings(comm, "ternary-counter-perf-mpi", error, settings);
       rc = run(options, comm);
     } catch (const std::exception& e) {
       if (rank == 0) std::fprintf(stderr, "ternary-counter-perf-mpi: %s\n", e.what());

@@ -94,7 +94,14 @@ std::vector<std::string> int8_forward_labels(std::int64_t M, std::int64_t in) {
   return labels;
 }
 
-std::vector<std::string> int8_backward_input_labels() {
+/// CUDA: a few samples over a depth of a multiple of 16 read the codes once
+/// (FewSampleInt8BackwardInput), more decode W for cuBLAS.
+std::vector<std::string> int8_backward_input_labels(std::int64_t M, std::int64_t in) {
+  if (vendor_int8_gemm && M <= 16 && in % 16 == 0) {
+    return {"TernaryCounter::backward_input::quantize_grad_out",
+            "TernaryCounter::backward_input::int8_few_samples",
+            "TernaryCounter::backward_input::int8_few_samples_epilogue"};
+  }
   if (vendor_int8_gemm) {
     return {"TernaryCounter::backward_input::quantize_grad_out",
             "TernaryCounter::backward_input::int8_decode_columns",
@@ -111,10 +118,17 @@ std::vector<std::string> int8_column_quantizer_labels() {
           "TernaryCounter::update_from_io::quantize_columns"};
 }
 
-/// The weight gradient of one chunk of rows (before its row update).
-std::string int8_gradient_label() {
-  return vendor_int8_gemm ? "TernaryCounter::update_from_io::int8_epilogue"
-                          : int8_label("update_from_io::int8_gradient");
+/// update_from_io's kernels per chunk of rows after its quantizers: on CUDA the row update reads
+/// cuBLAS's int32 sums itself (IntegerSumRows), elsewhere the gradient rows are written first.
+std::vector<std::string> int8_chunk_labels() {
+  if (vendor_int8_gemm) return {"TernaryCounter::row_update"};
+  return {int8_label("update_from_io::int8_gradient"), "TernaryCounter::row_update"};
+}
+
+/// CUDA: up to 16 samples' gradient is formed inside one row update of all rows
+/// (FewSampleGradientRows), from x's words packed for it.
+std::vector<std::string> int8_few_sample_update_labels() {
+  return {"TernaryCounter::update_from_io::pack_sample_words", "TernaryCounter::row_update"};
 }
 
 TEST(Labels, EveryKernelHasItsOwnLabel) {
@@ -183,17 +197,23 @@ TEST(Labels, EveryKernelHasItsOwnLabel) {
       expect_labels(labels_of([&] {
                       backward_input(ExecSpace{}, *state, grad_out, grad_x, {Precision::int8, 1});
                     }),
-                    int8_backward_input_labels(), "backward_input int8, " + shape);
+                    int8_backward_input_labels(p.M, p.in), "backward_input int8, " + shape);
       UpdateParams int8_params = params;
       int8_params.precision = Precision::int8;
       const std::vector<std::string> int8_from_io =
           labels_of([&] { update_from_io(ExecSpace{}, *state, x, grad_out, int8_params); });
       std::vector<std::string> int8_chunks = int8_column_quantizer_labels();
-      const std::size_t int8_chunk_count =
-          (int8_from_io.size() - int8_chunks.size()) / 2;  // gradient + row update per chunk
-      for (std::size_t c = 0; c < std::max<std::size_t>(1, int8_chunk_count); ++c) {
-        int8_chunks.push_back(int8_gradient_label());
-        int8_chunks.push_back("TernaryCounter::row_update");
+      if (vendor_int8_gemm && p.M <= 16) {
+        for (const std::string& label : int8_few_sample_update_labels()) {
+          int8_chunks.push_back(label);
+        }
+      } else {
+        const std::vector<std::string> chunk = int8_chunk_labels();
+        const std::size_t int8_chunk_count =
+            (int8_from_io.size() - int8_chunks.size()) / chunk.size();
+        for (std::size_t c = 0; c < std::max<std::size_t>(1, int8_chunk_count); ++c) {
+          int8_chunks.insert(int8_chunks.end(), chunk.begin(), chunk.end());
+        }
       }
       expect_labels(int8_from_io, int8_chunks, "update_from_io int8, " + shape);
     }
@@ -213,10 +233,15 @@ TEST(Labels, EveryKernelHasItsOwnLabel) {
     }
   }
   for (const std::string& label : int8_column_quantizer_labels()) expected.insert(label);
-  expected.insert(int8_gradient_label());
-  for (const std::string& label : int8_backward_input_labels()) expected.insert(label);
+  for (const std::string& label : int8_chunk_labels()) expected.insert(label);
+  if (vendor_int8_gemm) {
+    for (const std::string& label : int8_few_sample_update_labels()) expected.insert(label);
+  }
   for (const Product& p : products) {
     for (const std::string& label : int8_forward_labels(p.M, p.in)) expected.insert(label);
+    for (const std::string& label : int8_backward_input_labels(p.M, p.in)) {
+      expected.insert(label);
+    }
   }
   EXPECT_EQ(seen, expected);
 

@@ -18,7 +18,9 @@ Lines (every --eval-every steps, and a final: line): step, train loss (mean sinc
 line), validation loss (--eval-batches fixed windows), tokens/s of the training steps (the
 evaluation's time excluded), bytes of training state of the linear layers (TernaryLinear: codes,
 scale, v and step count; nn.Linear: weight, gradient and AdamW's two moments) in all and per
-weight, and the peak GPU memory torch allocated. --curve FILE.json keeps them; --plot FILE.png
+weight, the peak GPU memory torch allocated, and the GPU memory in use as the driver counts it
+(torch's cache, the contexts and the library's own allocations, read at each line; the final:
+line gives the largest reading). --curve FILE.json keeps them; --plot FILE.png
 A.json B.json ... draws the validation curves of such runs against steps and against seconds.
 
     PYTHONPATH=build/cuda/python python3 python/examples/char_lm.py --precision int8 --curve int8.json
@@ -27,6 +29,16 @@ A.json B.json ... draws the validation curves of such runs against steps and aga
 
 The model, the optimizer and the step are separate functions (build_model, build_optimizer,
 train_step) so that a data-parallel wrapper can take the model and the step as they are.
+
+--distributed trains data-parallel under torchrun (Gloo on the CPU, NCCL on CUDA, one GPU per
+process): each process takes its block of each step's --batch windows, the TernaryLinear layers
+update collectively (ternarycounter.distributed: one process's bits for any process count) and
+DDP sums the torch parameters' gradients. The loss is normalized by the global batch and the
+printed losses are reduced over the gathered per-token losses in batch order, so the lines
+depend on the process count only through DDP's float all-reduce of the torch parameters'
+gradients (none with --adam-lr 0, which leaves them as initialized):
+
+    torchrun --standalone --nproc_per_node 2 python/examples/char_lm.py --distributed --device cpu
 """
 
 import argparse
@@ -86,9 +98,11 @@ def parse_args(argv=None):
                    help="TernaryLinear init scale as a multiple of 1/sqrt(2 in / 3)")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--eval-every", type=int, default=100)
-    p.add_argument("--eval-batches", type=int, default=20)
+    p.add_argument("--eval-batches", type=int, default=10)
     p.add_argument("--curve", default=None, help="write the lines' figures to this JSON file")
     p.add_argument("--label", default=None, help="the run's name in --curve (and the plot)")
+    p.add_argument("--distributed", action="store_true",
+                   help="data-parallel over the processes torchrun starts (see above)")
     p.add_argument("--profile", default=None,
                    help="profile steps 5..14 with torch.profiler and write its table here")
     p.add_argument("--plot", default=None,
@@ -99,6 +113,8 @@ def parse_args(argv=None):
         p.error("curve files are arguments of --plot only")
     if args.d_model % args.heads:
         p.error("--d-model must be a multiple of --heads")
+    if args.distributed and args.profile:
+        p.error("--profile runs in one process: drop --distributed")
     return args
 
 
@@ -275,13 +291,21 @@ def set_learning_rates(model, optimizer, step, args):
         layer.lr = args.lr * factor
 
 
-def train_step(model, optimizer, inputs, targets, args, amp):
+def train_step(model, optimizer, inputs, targets, args, amp, team=None):
     """One step: forward, loss, backward (which updates the ternary layers), AdamW. Returns the
-    loss as a tensor (reading it would wait for the GPU)."""
+    loss as a tensor (reading it would wait for the GPU). With a Team (--distributed), `inputs`
+    are this process's windows: the loss is their summed per-token losses over the global
+    batch's token count, and the returned loss the global mean over the gathered losses."""
     with torch.autocast(inputs.device.type, dtype=torch.bfloat16, enabled=amp):
         logits = model(inputs)
-    loss = F.cross_entropy(logits.float().reshape(-1, logits.shape[-1]), targets.reshape(-1))
-    loss.backward()
+    if team is None:
+        loss = F.cross_entropy(logits.float().reshape(-1, logits.shape[-1]), targets.reshape(-1))
+        loss.backward()
+    else:
+        per_token = F.cross_entropy(logits.float().reshape(-1, logits.shape[-1]),
+                                    targets.reshape(-1), reduction="none")
+        (per_token.sum() / (args.batch * args.context)).backward()
+        loss = team.gather_rows(per_token.detach()).mean()
     if args.grad_clip > 0:
         torch.nn.utils.clip_grad_norm_([p for g in optimizer.param_groups for p in g["params"]],
                                        args.grad_clip)
@@ -304,6 +328,43 @@ def evaluate(model, data, starts, args, amp):
     return float(total) / (starts.shape[0] * args.context)
 
 
+class Team:
+    """--distributed: this process's place among the processes torchrun started."""
+
+    def __init__(self, device):
+        import torch.distributed as dist
+        self.dist = dist
+        dist.init_process_group("nccl" if device.type == "cuda" else "gloo")
+        self.rank, self.size = dist.get_rank(), dist.get_world_size()
+
+    def block(self, n):
+        """This process's rows [first, last) of n: contiguous blocks in rank order."""
+        return n * self.rank // self.size, n * (self.rank + 1) // self.size
+
+    def gather_rows(self, values):
+        """Every process's `values` [n_r, ...] concatenated in rank order, on every process."""
+        sizes = torch.tensor([values.shape[0]], device=values.device)
+        all_sizes = [torch.empty_like(sizes) for _ in range(self.size)]
+        self.dist.all_gather(all_sizes, sizes)
+        counts = [int(n) for n in all_sizes]
+        padded = values.new_zeros((max(counts),) + tuple(values.shape[1:]))
+        padded[:values.shape[0]] = values
+        parts = [torch.empty_like(padded) for _ in range(self.size)]
+        self.dist.all_gather(parts, padded)
+        return torch.cat([part[:n] for part, n in zip(parts, counts)])
+
+    def wrap(self, model, device):
+        """The ternary layers data-parallel, the torch parameters under DDP (summed gradients:
+        the loss is normalized by the global batch)."""
+        from torch.nn.parallel import DistributedDataParallel
+        from ternarycounter.distributed import data_parallel, sum_gradients_hook
+        data_parallel(model)
+        ddp = DistributedDataParallel(model, broadcast_buffers=False,
+                                      device_ids=[device.index] if device.type == "cuda" else None)
+        ddp.register_comm_hook(None, sum_gradients_hook)
+        return ddp
+
+
 def state_bytes(model, optimizer):
     """(bytes, weights) of the linear layers' training state: TernaryLinear's buffers, or
     nn.Linear's weight, gradient and AdamW moments (after a step has created them)."""
@@ -324,6 +385,15 @@ def state_bytes(model, optimizer):
 
 def peak_gib(device):
     return torch.cuda.max_memory_allocated(device) / 2**30 if device.type == "cuda" else 0.0
+
+
+def device_used_gib(device):
+    """Memory in use on the GPU as the driver counts it: torch's cache, the CUDA contexts and
+    what Kokkos allocates itself (the integer path's scratch), which torch's figures omit."""
+    if device.type != "cuda":
+        return 0.0
+    free, total = torch.cuda.mem_get_info(device)
+    return (total - free) / 2**30
 
 
 def synchronize(device):
@@ -351,7 +421,7 @@ def profile_steps(model, optimizer, data, offsets, args, amp, device, path):
     key = "cuda_time_total" if device.type == "cuda" else "cpu_time_total"
     if device.type == "cuda" and hasattr(prof.key_averages()[0], "device_time_total"):
         key = "device_time_total"
-    table = prof.key_averages().table(sort_by=key, row_limit=40)
+    table = prof.key_averages().table(sort_by=key, row_limit=60, max_name_column_width=110)
     with open(path, "w") as f:
         f.write(f"{describe(args)}: 10 steps, batch {args.batch} x {args.context}\n{table}\n")
     print(f"profile: {path}", flush=True)
@@ -359,6 +429,12 @@ def profile_steps(model, optimizer, data, offsets, args, amp, device, path):
 
 def train(args):
     device = torch.device(args.device or ("cuda" if torch.cuda.is_available() else "cpu"))
+    team = None
+    if args.distributed:
+        if device.type == "cuda":  # one GPU per process, before ternarycounter starts Kokkos
+            device = torch.device("cuda", int(os.environ.get("LOCAL_RANK", "0")))
+            torch.cuda.set_device(device)
+        team = Team(device)
     amp = args.amp == "bf16" or (args.amp == "auto" and device.type == "cuda")
     args.amp_on = amp
     text = load_text(args.text)
@@ -376,8 +452,14 @@ def train(args):
 
     model = build_model(args, len(vocab), device)
     optimizer = build_optimizer(model, args)
+    stepped = model if team is None else team.wrap(model, device)
+    first, last = (0, args.batch) if team is None else team.block(args.batch)
     label = args.label or describe(args)
-    print(f"{label}: {len(text)} characters, vocabulary {len(vocab)}, d_model {args.d_model}, "
+    say = print if team is None or team.rank == 0 else (lambda *a, **k: None)
+    if team is not None:
+        say(f"data-parallel: {team.size} processes, windows [{first}, {last}) of each batch on "
+            f"rank 0", flush=True)
+    say(f"{label}: {len(text)} characters, vocabulary {len(vocab)}, d_model {args.d_model}, "
           f"{args.layers} layers, {args.heads} heads, context {args.context}, batch "
           f"{args.batch}, {args.steps} steps on {device}"
           f"{' (bf16 autocast)' if amp else ''}", flush=True)
@@ -396,8 +478,8 @@ def train(args):
     started = time.perf_counter()
     for step in range(args.steps):
         set_learning_rates(model, optimizer, step, args)
-        inputs, targets = windows(train_data, offsets[step], args.context)
-        losses += train_step(model, optimizer, inputs, targets, args, amp)
+        inputs, targets = windows(train_data, offsets[step][first:last], args.context)
+        losses += train_step(stepped, optimizer, inputs, targets, args, amp, team)
         since += 1
         done = step + 1
         if done % args.eval_every == 0 or done == args.steps:
@@ -410,17 +492,22 @@ def train(args):
                          train_loss=round(float(losses) / since, 4), val_loss=round(val, 4),
                          tokens_per_s=round(since * tokens / elapsed),
                          state_bytes=total, state_bytes_per_weight=round(total / weights, 4),
-                         peak_gpu_gib=round(peak_gib(device), 3))
+                         peak_gpu_gib=round(peak_gib(device), 3),
+                         gpu_used_gib=round(device_used_gib(device), 3))
             points.append(point)
-            print(" ".join(f"{k}={v}" for k, v in point.items()), flush=True)
-            write_curve(args, label, device, points, None)  # a run cut short keeps its points
+            say(" ".join(f"{k}={v}" for k, v in point.items()), flush=True)
+            if team is None or team.rank == 0:
+                write_curve(args, label, device, points, None)  # a run cut short keeps its points
             losses.zero_()
             since = 0
             synchronize(device)
             started = time.perf_counter()
     final = summary(label, points, tokens)
-    print("final: " + " ".join(f"{k}={v}" for k, v in final.items()), flush=True)
-    write_curve(args, label, device, points, final)
+    say("final: " + " ".join(f"{k}={v}" for k, v in final.items()), flush=True)
+    if team is None or team.rank == 0:
+        write_curve(args, label, device, points, final)
+    if team is not None:
+        team.dist.destroy_process_group()
     return final
 
 
@@ -430,7 +517,8 @@ def summary(label, points, tokens_per_step):
                 tokens_per_s=round(last["step"] * tokens_per_step / last["seconds"]),
                 seconds=round(last["seconds"], 2), state_bytes=last["state_bytes"],
                 state_bytes_per_weight=last["state_bytes_per_weight"],
-                peak_gpu_gib=max(p["peak_gpu_gib"] for p in points))
+                peak_gpu_gib=max(p["peak_gpu_gib"] for p in points),
+                gpu_used_gib=max(p["gpu_used_gib"] for p in points))
 
 
 def write_curve(args, label, device, points, final):

@@ -420,6 +420,7 @@ PYBIND11_MODULE(_ternarycounter, m) {
       py::exception<tc::CheckpointError>(m, "CheckpointError", PyExc_RuntimeError).inc_ref().ptr();
   py::register_exception_translator(&translate_checkpoint_error);
   TernaryCounterPython::register_tensor_calls(m);
+  TernaryCounterPython::register_distributed_calls(m);
 
   py::class_<State>(m, "State",
                     "One layer's packed training state (SPEC §1): codes [out, 3*in/4] uint8 (4 "

@@ -205,6 +205,12 @@ void check_host_usable() {
   }
 }
 
+#if defined(KOKKOS_ENABLE_CUDA)
+Kokkos::Cuda stream_instance(std::int64_t device, std::uintptr_t stream) {
+  return cuda_instance(device, stream);
+}
+#endif
+
 void release_device_instances() {
 #if defined(KOKKOS_ENABLE_CUDA)
   cuda_instances().clear();

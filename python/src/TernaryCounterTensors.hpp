@@ -5,6 +5,10 @@
 
 #include <pybind11/pybind11.h>
 
+#include <Kokkos_Core.hpp>
+
+#include <cstdint>
+
 namespace TernaryCounterPython {
 
 /// Adds tensor_forward, tensor_backward_input, tensor_update_from_io and the device queries to
@@ -24,5 +28,13 @@ void release_device_instances();
 
 /// Records the process that initialized Kokkos (called once, at import).
 void record_initializing_process();
+
+/// Adds the integer path's data-parallel phases (TernaryCounterDistributed.cpp) to the module.
+void register_distributed_calls(pybind11::module_& m);
+
+#if defined(KOKKOS_ENABLE_CUDA)
+/// The Kokkos::Cuda instance of a CUDA stream of `device` (one per stream, kept).
+Kokkos::Cuda stream_instance(std::int64_t device, std::uintptr_t stream);
+#endif
 
 }  // namespace TernaryCounterPython

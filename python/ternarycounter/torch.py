@@ -190,11 +190,12 @@ class TernaryLinear(torch.nn.Module):
         self._callback_queued = False
         self._hooked = None
         self._skipped = None
+        self._data_parallel = None  # ternarycounter.distributed: a copy is not in the group
 
     def __getstate__(self):
         state = self.__dict__.copy()
         for name in ("_pass_uses", "_accumulated", "_callback_queued", "_hooked", "_skipped",
-                     "_hook_handle"):
+                     "_hook_handle", "_data_parallel"):
             state.pop(name, None)
         return state
 
@@ -425,6 +426,8 @@ class TernaryLinear(torch.nn.Module):
         return self._uses
 
     def _backward_rows(self, grad_y, seed):
+        if self._data_parallel is not None and self.precision == "int8":
+            return self._data_parallel.backward_rows(self, grad_y, seed)
         grad_x = torch.empty((grad_y.shape[0], self.in_features), dtype=torch.float32,
                              device=grad_y.device)
         if grad_y.shape[0] > 0:
@@ -461,6 +464,11 @@ class TernaryLinear(torch.nn.Module):
         if x.device != self.codes.device:
             raise RuntimeError("TernaryLinear: the layer moved to another device while it had "
                                "uses awaiting their update")
+        if self._data_parallel is not None:
+            self._skipped = self._data_parallel.update(self, x, grad_y)
+            self.steps.add_(1)
+            self._version += 1
+            return
         device, stream = _where(x)
         params = self._params()  # the library validates them before it changes anything
         rows = _tc.tensor_workspace_rows(device, self.out_features, self.in_features)

@@ -1,6 +1,6 @@
 """python/examples/char_lm.py at a small configuration on the CPU: the ternary model's
-validation loss falls (FP32 and int8), the AdamW baseline runs the same data, the lines carry
-their figures and --plot draws the runs' curves."""
+validation loss falls (FP32 and int8), the AdamW baseline has the same layers and batches, the
+lines carry their figures and --plot draws the runs' curves."""
 
 import json
 import os
@@ -33,10 +33,10 @@ def has_bible():
         return False
 
 
-pytestmark = pytest.mark.skipif(not has_bible(),
-                                reason="no `bible` command (Debian: bible-kjv)")
+needs_bible = pytest.mark.skipif(not has_bible(), reason="no `bible` command (Debian: bible-kjv)")
 
 
+@needs_bible
 @pytest.mark.parametrize("precision", ["fp32", "int8"])
 def test_ternary_model_learns(tmp_path, precision):
     curve = tmp_path / "run.json"
@@ -57,6 +57,7 @@ def test_ternary_model_learns(tmp_path, precision):
     assert points[-1]["state_bytes_per_weight"] == round(expected / sum(i * o for i, o in shapes), 4)
 
 
+@needs_bible
 def test_baseline_and_plot(tmp_path):
     ternary, adamw = tmp_path / "ternary.json", tmp_path / "adamw.json"
     run(*SMALL, "--steps", "40", "--curve", str(ternary))
@@ -68,3 +69,82 @@ def test_baseline_and_plot(tmp_path):
     png = tmp_path / "curves.png"
     run("--plot", str(png), str(ternary), str(adamw))
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def load_example():
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("char_lm", EXAMPLE)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_both_models_have_the_same_layers_and_batches():
+    import torch
+    from ternarycounter.torch import TernaryLinear
+
+    char_lm = load_example()
+    args = char_lm.parse_args(SMALL[2:] + ["--layers", "2"])
+    ternary = char_lm.build_model(args, 63, torch.device("cpu"))
+    args.baseline = "adamw"
+    baseline = char_lm.build_model(args, 63, torch.device("cpu"))
+    linear = {n: (m.in_features, m.out_features) for n, m in ternary.named_modules()
+              if isinstance(m, TernaryLinear)}
+    assert len(linear) == 8  # qkv, proj, fc, out in each of 2 blocks
+    assert linear == {n: (m.in_features, m.out_features) for n, m in baseline.named_modules()
+                      if isinstance(m, torch.nn.Linear) and n != "head"}
+    # The torch layers are the same in both.
+    shapes = lambda model: {n: tuple(p.shape) for n, p in model.named_parameters()
+                            if not n.endswith("update_trigger") and n.rsplit(".", 1)[0] not in linear}
+    assert shapes(ternary) == shapes(baseline)
+    # Every ternary layer draws its own values.
+    codes = [m.codes for m in ternary.modules() if isinstance(m, TernaryLinear)]
+    assert not torch.equal(codes[0], codes[4])
+    # The batches depend on --seed only: the same for both models, on any device.
+    assert torch.equal(char_lm.batch_offsets(5, 4, 1000, 1), char_lm.batch_offsets(5, 4, 1000, 1))
+    assert not torch.equal(char_lm.batch_offsets(5, 4, 1000, 1),
+                           char_lm.batch_offsets(5, 4, 1000, 2))
+
+
+def free_port():
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def run_processes(count, *args):
+    """char_lm.py --distributed in `count` processes with the environment torchrun gives them
+    (Debian's torchrun 1.13 does not start under Python 3.11); rank 0's output."""
+    port = str(free_port())
+    processes = []
+    for rank in range(count):
+        env = dict(os.environ, OMP_PROC_BIND="false", OMP_NUM_THREADS="1", RANK=str(rank),
+                   LOCAL_RANK=str(rank), WORLD_SIZE=str(count), LOCAL_WORLD_SIZE=str(count),
+                   MASTER_ADDR="127.0.0.1", MASTER_PORT=port)
+        processes.append(subprocess.Popen([sys.executable, EXAMPLE, "--distributed", *args],
+                                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                          text=True, env=env))
+    outputs = [p.communicate(timeout=300)[0] for p in processes]
+    for p, output in zip(processes, outputs):
+        assert p.returncode == 0, output
+    return outputs[0]
+
+
+def loss_lines(output):
+    """The step lines' losses (their times and speeds vary from run to run)."""
+    return [" ".join(field for field in line.split() if "loss" in field or "step=" in field)
+            for line in output.splitlines() if line.startswith("step=")]
+
+
+def test_distributed_loss_lines_do_not_depend_on_the_process_count():
+    """--adam-lr 0 leaves the torch parameters as initialized: the ternary layers train alone,
+    and their updates are one process's bits for any process count (unequal blocks with 3)."""
+    torch = pytest.importorskip("torch")
+    if not torch.distributed.is_available() or not torch.distributed.is_gloo_available():
+        pytest.skip("torch.distributed without Gloo")
+    args = [*SMALL, "--steps", "40", "--eval-every", "20", "--adam-lr", "0"]
+    lines = {count: loss_lines(run_processes(count, *args)) for count in (1, 2, 3)}
+    assert len(lines[1]) == 2
+    assert lines[2] == lines[1]
+    assert lines[3] == lines[1]

@@ -18,6 +18,7 @@ namespace TernaryCounter::Distributed {
 struct Communicator::State {
   MPI_Comm comm = MPI_COMM_NULL;
   int rank = 0, size = 1;
+  std::int64_t bytes_sent = 0;
 #ifdef TERNARYCOUNTER_HAVE_NCCL
   int uses_nccl = -1;  ///< not asked yet
   ncclComm_t nccl = nullptr;
@@ -58,6 +59,15 @@ int Communicator::size() const {
 }
 MPI_Comm Communicator::mpi() const {
   return state_->comm;
+}
+std::int64_t Communicator::bytes_sent() const {
+  return state_->bytes_sent;
+}
+void Communicator::reset_bytes_sent() const {
+  state_->bytes_sent = 0;
+}
+void Communicator::count_sent(std::int64_t bytes) const {
+  state_->bytes_sent += bytes;
 }
 
 bool Communicator::with_nccl() {

@@ -5,6 +5,7 @@
 
 #include <mpi.h>
 
+#include <cstdint>
 #include <memory>
 
 namespace TernaryCounter::Distributed {
@@ -24,6 +25,14 @@ class Communicator {
   int size() const;
   /// The library's duplicate (for callers that add their own collectives beside the library's).
   MPI_Comm mpi() const;
+
+  /// Bytes this rank has sent through the library's collectives on this communicator (and its
+  /// copies) since it was made or last reset: on hosts the bytes the library's ring collectives
+  /// handed to MPI_Isend; with NCCL the bytes NCCL's ring sends for the calls' sizes.
+  std::int64_t bytes_sent() const;
+  void reset_bytes_sent() const;
+  /// Adds to bytes_sent() (the library's collectives, and callers who add their own).
+  void count_sent(std::int64_t bytes) const;
 
   /// Whether this build has NCCL for CUDA buffers (otherwise they go through host memory).
   static bool with_nccl();

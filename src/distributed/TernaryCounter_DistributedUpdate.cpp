@@ -4,6 +4,7 @@
 #include "TernaryCounter_Blocks.hpp"
 #include "distributed/impl/TernaryCounter_Agreement.hpp"
 #include "distributed/impl/TernaryCounter_AllGather.hpp"
+#include "distributed/impl/TernaryCounter_IntegerUpdate.hpp"
 #include "distributed/impl/TernaryCounter_MpiCheck.hpp"
 
 #include <Kokkos_Profiling_ScopedRegion.hpp>
@@ -84,6 +85,16 @@ UpdateReport Impl::update_from_io_agreeing(
   const std::vector<std::int64_t> samples =
       agree(comm, where, local_error(state, x_local, grad_out_local, params), fields,
             std::int64_t(x_local.extent(0)));
+
+  if (params.precision == Precision::int8) {
+    UpdateReport report;
+    const std::int64_t skipped = Impl::integer_update(comm, space, state, x_local, grad_out_local,
+                                                      params, samples, workspace);
+    Impl::mpi_check(
+        MPI_Allreduce(&skipped, &report.skipped_rows, 1, MPI_INT64_T, MPI_SUM, comm.mpi()),
+        "MPI_Allreduce");
+    return report;
+  }
 
   const int n = comm.size(), rank = comm.rank();
   std::vector<std::int64_t> sample_first(std::size_t(n) + 1, 0), row_first(std::size_t(n) + 1);

@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
-// The sharded strict update (data parallelism without a gradient all-reduce): every rank holds
-// the whole packed state and its own samples; the update all-gathers x and grad_out in rank
-// order (= the global sample order), each rank runs update_from_io on its block of output rows
-// over all samples, and the updated rows (codes, scale, v) are all-gathered. The state that
-// results is bit-identical to one process's update_from_io on the concatenated samples, for
-// any number of ranks and any split of the samples.
+// The data-parallel strict update: every rank holds the whole packed state and its own samples;
+// each rank updates a block of output rows and the updated rows (codes, scale, v) are
+// all-gathered. FP32 (whose sums over samples are ordered): the update all-gathers x and
+// grad_out in rank order (= the global sample order) and each rank runs update_from_io on its
+// rows over all samples. Int8 (SPEC §7): the columns' absmax are all-reduced by max and each
+// rank's int32 partial sums of the weight gradient are reduce-scattered by row blocks, a traffic
+// that does not grow with the batch. Either way the state that results is bit-identical to one
+// process's update_from_io on the concatenated samples, for any number of ranks and any split
+// of the samples.
 #pragma once
 
 #include "TernaryCounter_Communicator.hpp"
@@ -20,13 +23,16 @@
 
 namespace TernaryCounter::Distributed {
 
-/// The buffers of the sharded update (the gathered x and grad_out, this rank's columns of
-/// grad_out, update_from_io's workspace), kept across calls so a step allocates nothing while
-/// the shapes stay the same (each is reallocated when its shape changes). One per layer.
+/// The buffers of the data-parallel update (FP32: the gathered x and grad_out, this rank's
+/// columns of grad_out, update_from_io's workspace; int8: the int32 gradient sums [out, in] and
+/// the columns' absmax), kept across calls so a step allocates nothing while the shapes stay the
+/// same (each is reallocated when its shape changes). One per layer.
 template <class MemorySpace>
 struct UpdateWorkspace {
   using Matrix = Kokkos::View<float**, Kokkos::LayoutRight, MemorySpace>;
   Matrix x, grad_out, grad_out_rows, update;
+  Kokkos::View<std::int32_t**, Kokkos::LayoutRight, MemorySpace> sums;
+  Kokkos::View<std::uint32_t*, MemorySpace> absmax;
 };
 
 /// One collective update step of `state` (identical on every rank before the call, and after
@@ -58,14 +64,23 @@ UpdateReport update_from_io(const Communicator& comm, const ExecSpace& space,
   return update_from_io(comm, space, state, x_local, grad_out_local, params, workspace);
 }
 
-/// Bytes one rank sends per update step with a ring all-gather, for a layer of out x in weights
-/// and a global batch of m samples on `ranks` ranks: (ranks-1)/ranks of the gathered x and
-/// grad_out (4 m (in + out)) and of the updated rows (3/4 out in + 8 out).
+/// Bytes one rank sends per FP32 update step on rings, for a layer of out x in weights and a
+/// global batch of m samples on `ranks` ranks: (ranks-1)/ranks of the gathered x and grad_out
+/// (4 m (in + out)) and of the updated rows (3/4 out in + 8 out).
 inline double update_bytes_sent_per_rank(std::int64_t out, std::int64_t in, std::int64_t m,
                                          int ranks) {
   const double gathered =
       4.0 * double(m) * double(in + out) + 0.75 * double(out) * double(in) + 8.0 * double(out);
   return gathered * double(ranks - 1) / double(ranks);
+}
+
+/// Bytes one rank sends per int8 update step on rings (SPEC §7), whatever the batch:
+/// (ranks-1)/ranks of the int32 sums (4 out in) and of the updated rows (3/4 out in + 8 out),
+/// and 2 (ranks-1)/ranks of the columns' absmax (4 (in + out)).
+inline double integer_update_bytes_sent_per_rank(std::int64_t out, std::int64_t in, int ranks) {
+  const double share = double(ranks - 1) / double(ranks);
+  return share * (4.75 * double(out) * double(in) + 8.0 * double(out)) +
+         2.0 * share * 4.0 * double(in + out);
 }
 
 namespace Impl {

@@ -80,6 +80,14 @@ TEST(DistributedBadInput, RanksDisagreeOnParams) {
                                "the ranks disagree on params.lr: rank 0 has 0.05");
 }
 
+// A rank on the other precision would take the other collective route (int8 reduce-scatter,
+// FP32 all-gather) and leave the others waiting: it is refused before anything moves.
+TEST(DistributedBadInput, RanksDisagreeOnPrecision) {
+  if (Dist::Communicator().size() < 2) GTEST_SKIP() << "needs 2 ranks";
+  expect_same_error_everywhere([](Inputs& in) { in.params.precision = Precision::int8; },
+                               "the ranks disagree on params.precision: rank 0 has 0 but rank");
+}
+
 TEST(DistributedBadInput, LayersDisagreeOnStep) {
   const Dist::Communicator comm;
   if (comm.size() < 2) GTEST_SKIP() << "needs 2 ranks";

@@ -4,6 +4,7 @@
 // steps is bit-identical to update_from_io on all samples in one process.
 #include "Test_DistributedHelpers.hpp"
 
+#include <bit>
 #include <cmath>
 #include <limits>
 
@@ -114,6 +115,146 @@ TEST(DistributedUpdate, TernaryLinearMatchesOneProcess) {
     ASSERT_EQ(many.step(), one.step());
     ASSERT_TRUE(on_every_rank(identical(many.state(), one.state()))) << "step " << step;
   }
+}
+
+// The integer path (SPEC §7): global absmax by a max, the streams on the global batch, int32
+// partial sums reduce-scattered by rows. The same splits and shapes as FP32.
+TEST(DistributedUpdate, Int8BitIdenticalToOneProcess) {
+  UpdateParams p;
+  p.C = 8;
+  p.lr = 0.3;
+  p.lr_scale = 1e-2;
+  p.rms_beta = 0.9;
+  p.precision = Precision::int8;
+  check_against_one_process(37, 24, 29, p, false);
+}
+
+TEST(DistributedUpdate, Int8LaggedClippedAndSkippedRows) {
+  UpdateParams p;
+  p.C = 5;
+  p.lr = 0.5;
+  p.lr_scale = 2e-4;
+  p.rms_beta = 0.9;
+  p.clip = 0.05;
+  p.lagged = true;
+  p.row_offset = 3;
+  p.precision = Precision::int8;
+  check_against_one_process(21, 16, 17, p, true);
+}
+
+TEST(DistributedUpdate, Int8FewerRowsThanRanks) {
+  UpdateParams p;
+  p.lr = 0.4;
+  p.lr_scale = 2e-4;
+  p.rms_beta = 0.9;
+  p.precision = Precision::int8;
+  check_against_one_process(2, 8, 9, p, false);
+}
+
+// Wider than the hosts' 128-column quantizer blocks, so its vector loops run too.
+TEST(DistributedUpdate, Int8WideLayer) {
+  UpdateParams p;
+  p.lr = 0.3;
+  p.lr_scale = 2e-4;
+  p.rms_beta = 0.9;
+  p.precision = Precision::int8;
+  check_against_one_process(130, 260, 70, p, false);
+}
+
+TEST(DistributedUpdate, Int8TernaryLinearMatchesOneProcess) {
+  const Dist::Communicator comm;
+  const ExecSpace space;
+  UpdateParams p;
+  p.lr = 0.25;
+  p.lr_scale = 2e-4;
+  p.rms_beta = 0.9;
+  p.precision = Precision::int8;
+  TernaryLinear<ExecSpace> one(space, "one", 12, 20, p, 77);
+  Dist::TernaryLinear<ExecSpace> many(comm, space, "many", 12, 20, p, 77);
+  randomize_ternary(one.state(), 5, 0.3f);
+  randomize_ternary(many.state(), 5, 0.3f);
+  const std::int64_t m = 23;
+  for (int step = 0; step < 4; ++step) {
+    const Matrix x = hashed_matrix("x", m, 20, 300 + step, 1.0f);
+    const Matrix g = hashed_matrix("g", m, 12, 400 + step, 0.2f);
+    // Uneven: rank r holds about (r + 1) shares.
+    const std::int64_t n = comm.size(), shares = n * (n + 1) / 2, r = comm.rank();
+    const Dist::Block mine{m * (r * (r + 1) / 2) / shares, m * ((r + 1) * (r + 2) / 2) / shares};
+    const Matrix gx_one("gx_one", m, 20), gx_many("gx_many", mine.size(), 20);
+    one.backward_input(g, gx_one);
+    many.backward_input(rows_of(g, mine.first, mine.last), gx_many);
+    const auto a = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, gx_one);
+    const auto b = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, gx_many);
+    bool same_grad_x = true;
+    for (std::int64_t s = 0; s < mine.size(); ++s) {
+      for (int i = 0; i < 20; ++i) {
+        same_grad_x = same_grad_x && std::bit_cast<std::uint32_t>(a(mine.first + s, i)) ==
+                                         std::bit_cast<std::uint32_t>(b(s, i));
+      }
+    }
+    EXPECT_TRUE(on_every_rank(same_grad_x)) << "grad_x, step " << step;
+    one.update_from_io(x, g);
+    many.update_from_io(rows_of(x, mine.first, mine.last), rows_of(g, mine.first, mine.last));
+    ASSERT_EQ(many.step(), one.step());
+    ASSERT_TRUE(on_every_rank(identical(many.state(), one.state()))) << "step " << step;
+  }
+}
+
+// The int8 traffic counted on the Communicator agrees with the model within 5% and does not
+// depend on the batch; one rank sends nothing.
+TEST(DistributedUpdate, Int8BytesCountedMatchTheModel) {
+  const Dist::Communicator comm;
+  const ExecSpace space;
+  UpdateParams p;
+  p.lr = 0.3;
+  p.lr_scale = 2e-4;
+  p.precision = Precision::int8;
+  const std::int64_t out = 96, in = 128;
+  State state = random_state(out, in, p.C, 3);
+  Dist::UpdateWorkspace<MemSpace> workspace;
+  std::int64_t counted[2] = {};
+  for (int k = 0; k < 2; ++k) {
+    const std::int64_t m = k == 0 ? 8 : 64;
+    const Matrix x = hashed_matrix("x", m, in, 7, 1.0f);
+    const Matrix g = hashed_matrix("g", m, out, 8, 0.1f);
+    const Dist::Block mine = Dist::block(m, comm.rank(), comm.size());
+    comm.reset_bytes_sent();
+    Dist::update_from_io(comm, space, state, rows_of(x, mine.first, mine.last),
+                         rows_of(g, mine.first, mine.last), p, workspace);
+    counted[k] = comm.bytes_sent();
+  }
+  EXPECT_EQ(counted[0], counted[1]) << "the traffic depends on the batch";
+  const double model = Dist::integer_update_bytes_sent_per_rank(out, in, comm.size());
+  if (comm.size() == 1) {
+    EXPECT_EQ(counted[0], 0);
+    EXPECT_EQ(model, 0.0);
+  } else {
+    EXPECT_NEAR(double(counted[0]), model, 0.05 * model);
+    EXPECT_LE(model, 5.0 * double(out * in));
+  }
+}
+
+// M's bound (int32 sums) holds for the global batch: ranks whose own blocks are small still
+// all refuse, with the same message, and nothing changes.
+TEST(DistributedUpdate, Int8GlobalBatchBound) {
+  const Dist::Communicator comm;
+  const ExecSpace space;
+  UpdateParams p;
+  p.precision = Precision::int8;
+  const std::int64_t m = 133145, in = 4, out = 4;
+  State state = random_state(out, in, p.C, 3);
+  State before = create_mirror_and_copy(space, state);
+  const Dist::Block mine = Dist::block(m, comm.rank(), comm.size());
+  const Matrix x("x", mine.size(), in), g("g", mine.size(), out);
+  std::string message;
+  try {
+    Dist::update_from_io(comm, space, state, x, g, p);
+  } catch (const std::invalid_argument& e) {
+    message = e.what();
+  }
+  EXPECT_NE(message.find("133144"), std::string::npos) << message;
+  EXPECT_TRUE(same_on_every_rank(message));
+  EXPECT_TRUE(on_every_rank(identical(state, before)));
 }
 
 TEST(DistributedUpdate, BlocksCoverInOrder) {

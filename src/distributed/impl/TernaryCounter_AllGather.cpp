@@ -3,6 +3,7 @@
 
 #include "core/impl/TernaryCounter_ExecutionSpaces.hpp"
 #include "distributed/impl/TernaryCounter_MpiCheck.hpp"
+#include "distributed/impl/TernaryCounter_Ring.hpp"
 
 #include <Kokkos_Core.hpp>
 
@@ -10,7 +11,6 @@
 #include <nccl.h>
 #endif
 
-#include <climits>
 #include <cstring>
 #include <stdexcept>
 #include <string>
@@ -19,29 +19,6 @@
 namespace TernaryCounter::Distributed::Impl {
 
 namespace {
-
-/// MPI_Allgatherv of host buffers, counted in rows (a contiguous type of one row) so that
-/// gigabyte blocks stay within MPI's int counts.
-void mpi_all_gather(const Communicator& comm, const RowGather& g, void* recv) {
-  const int n = comm.size();
-  if (g.first.back() > INT_MAX || g.row_bytes > INT_MAX) {
-    throw std::runtime_error("TernaryCounter::Distributed: an all-gather of " +
-                             std::to_string(g.first.back()) + " rows of " +
-                             std::to_string(g.row_bytes) + " bytes exceeds MPI's int counts");
-  }
-  std::vector<int> counts(n), offsets(n);
-  for (int r = 0; r < n; ++r) {
-    offsets[r] = int(g.first[r]);
-    counts[r] = int(g.first[r + 1] - g.first[r]);
-  }
-  MPI_Datatype row;
-  mpi_check(MPI_Type_contiguous(int(g.row_bytes), MPI_BYTE, &row), "MPI_Type_contiguous");
-  mpi_check(MPI_Type_commit(&row), "MPI_Type_commit");
-  const int code =
-      MPI_Allgatherv(MPI_IN_PLACE, 0, row, recv, counts.data(), offsets.data(), row, comm.mpi());
-  MPI_Type_free(&row);
-  mpi_check(code, "MPI_Allgatherv");
-}
 
 /// Copies this rank's rows into place when they are not there already.
 template <class Memory>
@@ -76,6 +53,8 @@ void nccl_all_gather(const Communicator& comm, const Kokkos::Cuda& space,
       const void* send = (r == comm.rank() && g.send != nullptr) ? g.send : block;
       nccl_check(ncclBroadcast(send, block, bytes, ncclUint8, r, nccl, space.cuda_stream()),
                  "ncclBroadcast");
+      // NCCL's ring broadcast: every rank but the root's predecessor forwards the block.
+      if ((r + n - 1) % n != comm.rank()) comm.count_sent(std::int64_t(bytes));
     }
   }
   nccl_check(ncclGroupEnd(), "ncclGroupEnd");
@@ -107,7 +86,7 @@ void all_gather_rows(const Communicator& comm, const ExecSpace& space,
     if (total == 0) continue;
     if constexpr (Kokkos::SpaceAccessibility<Kokkos::HostSpace, Memory>::accessible) {
       place_own_rows<Memory>(comm, g, g.recv);
-      mpi_all_gather(comm, g, g.recv);
+      ring_all_gather(comm, g.recv, g.row_bytes, g.first);
     } else {
       // Device memory without NCCL (or ranks sharing a GPU; MPI may not be CUDA-aware):
       // through the host.
@@ -124,7 +103,7 @@ void all_gather_rows(const Communicator& comm, const ExecSpace& space,
       } else {
         Kokkos::deep_copy(Kokkos::subview(staging, mine), Kokkos::subview(recv, mine));
       }
-      mpi_all_gather(comm, g, staging.data());
+      ring_all_gather(comm, staging.data(), g.row_bytes, g.first);
       Kokkos::deep_copy(recv, staging);
     }
   }

@@ -67,4 +67,17 @@ struct GradientEpilogue {
   }
 };
 
+/// sums(r, i) = G: the weight gradient's int32 sums themselves (data parallelism, SPEC §7).
+template <class Mem>
+struct IntegerSumsEpilogue {
+  Kokkos::View<std::int32_t**, Kokkos::LayoutRight, Mem> sums;
+  KOKKOS_INLINE_FUNCTION void store(std::int64_t r, std::int64_t i, std::int32_t sum) const {
+    sums(r, i) = sum;
+  }
+  void store_run(std::int64_t r, std::int64_t i0, int n, const std::int32_t* run) const {
+    std::int32_t* out = &sums(r, i0);
+    for (int j = 0; j < n; ++j) out[j] = run[j];
+  }
+};
+
 }  // namespace TernaryCounter::Impl

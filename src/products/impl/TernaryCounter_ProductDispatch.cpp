@@ -12,6 +12,7 @@
 #include "core/impl/TernaryCounter_ScratchArena.hpp"
 #include "core/impl/TernaryCounter_Validation.hpp"
 #include "products/impl/TernaryCounter_DecodedBlocks.hpp"
+#include "products/impl/TernaryCounter_FewSampleInt8BackwardInput.hpp"
 #include "products/impl/TernaryCounter_FewSampleInt8Forward.hpp"
 #include "products/impl/TernaryCounter_FewSampleProduct.hpp"
 #include "products/impl/TernaryCounter_Fp32Products.hpp"
@@ -104,8 +105,10 @@ void backward_input_int8(const ExecSpace& space,
   require_int8_bound("backward_input", "out", state.out(), int8_max_depth);
   const std::int64_t M = grad_out.extent(0);
   std::size_t bytes = QuantizedRows<Mem>::bytes(M, state.out());
+  const std::int64_t few_sample_sums = few_sample_backward_input_sums(M, state.in());
   if constexpr (vendor_gemm_space<ExecSpace>) {
-    bytes += decoded_block_scratch(state.in(), padded_depth(state.out()));
+    bytes += few_sample_sums > 0 ? scratch_bytes<std::int32_t>(few_sample_sums)
+                                 : decoded_block_scratch(state.in(), padded_depth(state.out()));
   }
   ScratchArena<ExecSpace> arena(space, bytes);
   const QuantizedRows<Mem> hq(space, arena, M, state.out());
@@ -113,7 +116,13 @@ void backward_input_int8(const ExecSpace& space,
                                       stream_key(seed, int8_backward_input_tag), sample_offset}
       .run(space, "TernaryCounter::backward_input::quantize_grad_out");
   const BackwardInputEpilogue<Mem> epilogue{grad_x, hq.scale};
-  if constexpr (vendor_gemm_space<ExecSpace>) {
+  if constexpr (vendor_gemm_space<ExecSpace>) {  // (HIP: the portable kernel, unmeasured there)
+    if (few_sample_sums > 0) {
+      const Kokkos::View<std::int32_t**, Kokkos::LayoutRight, Mem> sums(
+          arena.template take<std::int32_t>(few_sample_sums), M, state.in());
+      few_sample_int8_backward_input(space, hq.q, hq.sums, state, M, sums, epilogue);
+      return;
+    }
     if (vendor_product<DecodeWeightColumns>(space, arena, state, hq, grad_x, epilogue,
                                             "TernaryCounter::backward_input::int8_epilogue")) {
       return;

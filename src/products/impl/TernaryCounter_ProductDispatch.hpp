@@ -12,9 +12,6 @@
 
 namespace TernaryCounter::Impl {
 
-/// The largest depth of an int8 forward (in) or backward_input (out): 127 * depth in int32.
-inline constexpr std::int64_t int8_max_depth = 16909320;
-
 /// y = x W^T (arguments already checked).
 template <class ExecSpace>
 void dispatch_forward(const ExecSpace& space,

@@ -14,6 +14,10 @@
 
 namespace TernaryCounter::Impl {
 
+/// What a ColumnQuantizer launch does: the columns' absmax and the quantization (one process),
+/// only the absmax, or only the quantization with given absmax (data parallelism, SPEC §7).
+enum class ColumnPass { both, absmax, quantize };
+
 /// The weight gradient's operands on hosts (SPEC §6, update from IO; GPUs: TiledColumnQuantizer):
 /// x quantized per column to xq [M, in] (nearest) and grad_out per column, transposed, to
 /// gq [out, Mp] (stochastic on stream tag_w with elem = (row_offset + o) * M + m), with the
@@ -34,6 +38,14 @@ struct ColumnQuantizer {
   std::uint32_t key = 0;
   std::int64_t row_offset = 0;
   bool avx512 = false;  ///< hosts: the AVX-512 copy of x's nearest rounding (set by run)
+  /// Data parallelism (SPEC §7): the global batch size and this block's first global sample,
+  /// which key gq's stream (-1: these samples are the whole batch).
+  std::int64_t stream_samples = -1;
+  std::int64_t sample_offset = 0;
+  /// The columns' absmax bits [in + out] (x's, then grad_out's): written by an absmax pass, read
+  /// by a quantize pass (both: the quantizer's own, and this is unused).
+  Kokkos::View<std::uint32_t*, Mem> amax_bits;
+  ColumnPass pass = ColumnPass::both;
 
   KOKKOS_INLINE_FUNCTION static std::int64_t blocks(std::int64_t n) {
     return (n + width - 1) / width;
@@ -61,15 +73,31 @@ struct ColumnQuantizer {
   }
 
   /// Columns [c0, c0 + W) of x.
+  /// amax[j]: the absmax of column c0 + j of `m` (first: its index in amax_bits), from
+  /// amax_bits in a quantize pass, else over the samples (and stored in an absmax pass).
   template <int W>
-  KOKKOS_INLINE_FUNCTION void quantize_x(std::int64_t c0) const {
-    const std::int64_t M = x.extent(0);
-    float amax[W];
+  KOKKOS_INLINE_FUNCTION void column_absmax(const InputView<Mem>& m, std::int64_t c0,
+                                            std::int64_t first, float* amax) const {
+    if (pass == ColumnPass::quantize) {
+      for (int j = 0; j < W; ++j) amax[j] = absmax_from_bits(amax_bits(first + c0 + j));
+      return;
+    }
     for (int j = 0; j < W; ++j) amax[j] = 0.0f;
-    for (std::int64_t m = 0; m < M; ++m) {
-      const float* row = &x(m, c0);
+    for (std::int64_t s = 0; s < std::int64_t(m.extent(0)); ++s) {
+      const float* row = &m(s, c0);
       for (int j = 0; j < W; ++j) amax[j] = absmax_join(amax[j], absmax_term(row[j]));
     }
+    if (pass == ColumnPass::absmax) {
+      for (int j = 0; j < W; ++j)
+        amax_bits(first + c0 + j) = Kokkos::bit_cast<std::uint32_t>(amax[j]);
+    }
+  }
+
+  template <int W>
+  KOKKOS_INLINE_FUNCTION void quantize_x(std::int64_t c0) const {
+    float amax[W];
+    column_absmax<W>(x, c0, 0, amax);
+    if (pass == ColumnPass::absmax) return;
     quantize_x_rows<W>(c0, amax);
     for (int j = 0; j < W; ++j) x_scale(c0 + j) = dequantization_scale(amax[j]);
   }
@@ -79,16 +107,14 @@ struct ColumnQuantizer {
   KOKKOS_INLINE_FUNCTION void quantize_grad_out(std::int64_t o0) const {
     const std::int64_t M = grad_out.extent(0), padded = gq.q.extent(1);
     float amax[W];
+    column_absmax<W>(grad_out, o0, x.extent(1), amax);
+    if (pass == ColumnPass::absmax) return;
+    const std::int64_t stream_M = stream_samples < 0 ? M : stream_samples;
     std::int32_t sum[W];
     std::uint32_t column_elem[W];
     for (int j = 0; j < W; ++j) {
-      amax[j] = 0.0f;
       sum[j] = 0;
-      column_elem[j] = element_index(row_offset + o0 + j, M, 0);
-    }
-    for (std::int64_t m = 0; m < M; ++m) {
-      const float* row = &grad_out(m, o0);
-      for (int j = 0; j < W; ++j) amax[j] = absmax_join(amax[j], absmax_term(row[j]));
+      column_elem[j] = element_index(row_offset + o0 + j, stream_M, sample_offset);
     }
     for (std::int64_t m0 = 0; m0 < padded; m0 += tile) {
       std::int8_t q[tile][W];

@@ -27,6 +27,7 @@ struct QuantizedRows {
   FloatVector<MemorySpace> scale;
   IntVector<MemorySpace> sums;
 
+  QuantizedRows() = default;
   static std::size_t bytes(std::int64_t rows, std::int64_t depth) {
     return scratch_bytes<std::int8_t>((rows + int8_padding_rows) * padded_depth(depth)) +
            scratch_bytes<float>(rows) + scratch_bytes<std::int32_t>(rows);

@@ -7,6 +7,7 @@
 #include "products/impl/TernaryCounter_HostInt8Gemm.hpp"
 #include "quantize/impl/TernaryCounter_Quantize.hpp"
 #include "quantize/impl/TernaryCounter_QuantizedRows.hpp"
+#include "quantize/impl/TernaryCounter_VectorRowQuantizer.hpp"
 
 #include <Kokkos_Core.hpp>
 
@@ -115,6 +116,15 @@ struct RowQuantizer {
                                space, 0, std::int64_t(src.extent(0))),
                            rows);
     } else {
+#ifdef KOKKOS_ENABLE_CUDA
+      if constexpr (std::is_same_v<ExecSpace, Kokkos::Cuda>) {  // rows of whole float4s
+        using Vector = VectorRowQuantizer<ExecSpace, Scaled, Stochastic>;
+        if (Vector::runs(src, column_scale)) {
+          Vector{src, column_scale, dst.q, dst.scale, dst.sums, key, first_row}.run(space, label);
+          return;
+        }
+      }
+#endif
       Kokkos::parallel_for(label, Kokkos::TeamPolicy<ExecSpace>(space, src.extent(0), Kokkos::AUTO),
                            *this);
     }

@@ -3,13 +3,14 @@
 // nearest and grad_out's to stochastic levels, each written transposed ([column, sample], the
 // samples contiguous and zero-padded: the vendor GEMM's operand layout), with the columns' scales
 // and grad_out's column sums. The same values as the hosts' ColumnQuantizer, by other means:
-// 1. column_absmax: a thread per column and 64 samples, an atomic max of the absmax bits (a max
-//    is exact in any order);
+// 1. column_absmax: a thread per column (per 4 columns, read as float4s, where the rows allow)
+//    and 64 samples, an atomic max of the absmax bits (a max is exact in any order);
 // 2. quantize_columns: a team per 64 samples x 64 columns reads the tile row by row (coalesced),
 //    rounds, transposes through scratch and writes 64 rows of 64 bytes; each column's sum is
 //    added atomically (an integer sum: any order).
 #pragma once
 
+#include "core/impl/TernaryCounter_Float4.hpp"
 #include "products/impl/TernaryCounter_IntegerOperands.hpp"
 #include "quantize/impl/TernaryCounter_Quantize.hpp"
 
@@ -27,6 +28,7 @@ struct TiledColumnQuantizer {
   static constexpr int tile = 64;
   static constexpr int pitch = tile + 4;  ///< scratch row pitch in bytes
   struct Absmax {};
+  struct Absmax4 {};
   struct Quantize {};
 
   Kokkos::View<const float**, Kokkos::LayoutRight, Mem> x, grad_out;
@@ -38,6 +40,10 @@ struct TiledColumnQuantizer {
   Kokkos::View<std::uint32_t*, Mem> amax_bits;  ///< [in + out]: x's columns, then grad_out's
   std::uint32_t key = 0;
   std::int64_t row_offset = 0;
+  /// Data parallelism (SPEC §7): the global batch size and this block's first global sample,
+  /// which key gq's stream (-1: these samples are the whole batch).
+  std::int64_t stream_samples = -1;
+  std::int64_t sample_offset = 0;
 
   KOKKOS_INLINE_FUNCTION std::int64_t in() const { return x.extent(1); }
   KOKKOS_INLINE_FUNCTION std::int64_t out() const { return grad_out.extent(1); }
@@ -54,6 +60,30 @@ struct TiledColumnQuantizer {
       bits = b > bits ? b : bits;
     }
     if (bits != 0) Kokkos::atomic_max(&amax_bits(c), bits);
+  }
+
+  /// Columns 4 q .. 4 q + 3 of [x | grad_out] (both of whole float4 rows), 64 samples.
+  KOKKOS_INLINE_FUNCTION void operator()(Absmax4, std::int64_t idx) const {
+    const std::int64_t quads = (in() + out()) / 4, c = idx % quads * 4, m0 = idx / quads * tile;
+    const std::int64_t m1 = Kokkos::min(samples(), m0 + tile);
+    std::uint32_t bits[4] = {0, 0, 0, 0};
+    for (std::int64_t m = m0; m < m1; ++m) {
+      const Float4 v =
+          *reinterpret_cast<const Float4*>(c < in() ? &x(m, c) : &grad_out(m, c - in()));
+      for (int e = 0; e < 4; ++e) {
+        const std::uint32_t b = absmax_term_bits(v.v[e]);
+        bits[e] = b > bits[e] ? b : bits[e];
+      }
+    }
+    for (int e = 0; e < 4; ++e) {
+      if (bits[e] != 0) Kokkos::atomic_max(&amax_bits(c + e), bits[e]);
+    }
+  }
+
+  /// Whether a matrix's rows are whole, aligned float4s (Absmax4).
+  static bool float4_rows(const Kokkos::View<const float**, Kokkos::LayoutRight, Mem>& a) {
+    return a.extent(1) % 4 == 0 && a.stride(0) % 4 == 0 &&
+           reinterpret_cast<std::uintptr_t>(a.data()) % 16 == 0;
   }
 
   KOKKOS_INLINE_FUNCTION void operator()(Quantize, const member_type& team) const {
@@ -77,7 +107,10 @@ struct TiledColumnQuantizer {
         if (of_x) {
           v = rule.nearest(x(m, c));
         } else {
-          const std::uint32_t elem = element_index(row_offset + c, M, 0) + std::uint32_t(m);
+          const std::uint32_t elem =
+              element_index(row_offset + c, stream_samples < 0 ? M : stream_samples,
+                            sample_offset) +
+              std::uint32_t(m);
           v = rule.stochastic(grad_out(m, c), uniform01(key, elem));
         }
       }
@@ -114,13 +147,30 @@ struct TiledColumnQuantizer {
   }
 
   void run(const ExecSpace& space) const {
+    run_absmax(space);
+    run_quantize(space);
+  }
+
+  /// Pass 1 alone: amax_bits of these samples.
+  void run_absmax(const ExecSpace& space) const {
     Kokkos::deep_copy(space, amax_bits, 0u);
-    Kokkos::deep_copy(space, gq_sums, 0);
     const std::int64_t cols = in() + out();
-    Kokkos::parallel_for("TernaryCounter::update_from_io::column_absmax",
-                         Kokkos::RangePolicy<ExecSpace, Absmax, Kokkos::IndexType<std::int64_t>>(
-                             space, 0, tiles(samples()) * cols),
-                         *this);
+    if (float4_rows(x) && float4_rows(grad_out)) {
+      Kokkos::parallel_for("TernaryCounter::update_from_io::column_absmax",
+                           Kokkos::RangePolicy<ExecSpace, Absmax4, Kokkos::IndexType<std::int64_t>>(
+                               space, 0, tiles(samples()) * (cols / 4)),
+                           *this);
+    } else {
+      Kokkos::parallel_for("TernaryCounter::update_from_io::column_absmax",
+                           Kokkos::RangePolicy<ExecSpace, Absmax, Kokkos::IndexType<std::int64_t>>(
+                               space, 0, tiles(samples()) * cols),
+                           *this);
+    }
+  }
+
+  /// Pass 2 alone, with the absmax in amax_bits (one process's, or agreed by the ranks).
+  void run_quantize(const ExecSpace& space) const {
+    Kokkos::deep_copy(space, gq_sums, 0);
     const std::int64_t teams = std::int64_t(xq.extent(1) / tile) * (tiles(in()) + tiles(out()));
     const int scratch = tile * pitch + tile * (tile / 4) * int(sizeof(std::int32_t));
     Kokkos::TeamPolicy<ExecSpace, Quantize> policy(space, teams, Kokkos::AUTO);

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The row update of SPEC §3 steps 2-11 for rows whose gradient is in memory: one team per row.
-// Used by update() on the caller's gradient and by update_from_io() on its gradient rows.
+// Used by update() on the caller's gradient and by update_from_io() on its gradient rows; the
+// integer path's GPU update reads its gradient from a Source instead, which forms each group of
+// it on the way in (IntegerGradientRows.hpp).
 //
 // Work unit: the 8 packed groups b*64 + s + 8r (r = 0..7) of canonical block b, which hold the
 // complete chains of lanes 4s..4s+3 (see RowMath::accumulate_group). A unit reads its gradient
@@ -30,9 +32,17 @@
 
 namespace TernaryCounter::Impl {
 
+/// The gradient as float rows in memory (`grad`): RowUpdateKernel's default source.
+struct StoredGradient {
+  static constexpr int batch = 0;  ///< unused: the stored rows load row_sum_batch groups at once
+};
+
 /// VectorRows: the gradient's rows are read as 16-byte vectors (vector_rows says when they can
 /// be; enqueue launches that kernel on GPUs then).
-template <class ExecSpace, bool VectorRows = false>
+/// Source: where a group of the gradient comes from: StoredGradient (grad), or a type with
+/// `Float4 group(row, column) const` and `static constexpr int batch` (groups whose loads the
+/// row sums issue together); such sources run the team body on every backend (no host_row).
+template <class ExecSpace, bool VectorRows = false, class Source = StoredGradient>
 struct RowUpdateKernel {
   using memory_space = typename ExecSpace::memory_space;
   /// GPUs: teams of up to 128 threads with registers capped so that 8 of them share a
@@ -61,7 +71,9 @@ struct RowUpdateKernel {
   UpdateConstants k;  ///< k.row_offset is the global index of row 0 of these views
   /// Rows skipped, added to atomically (rare) instead of a reduction the host would wait for.
   Kokkos::View<std::int64_t, memory_space> skipped;
+  Source source{};  ///< the gradient's groups where they are not in grad
   int scratch_level = 0;
+  static constexpr bool stored = std::is_same_v<Source, StoredGradient>;
 
   /// A unit's gradient and code words, loaded whole for the hosts' flat code update
   /// (update_unit_flat). GPU threads read a unit by groups instead (for_each_group), in the row
@@ -82,7 +94,8 @@ struct RowUpdateKernel {
   }
   /// Whether teams of this size run host_row: one host thread per row.
   KOKKOS_INLINE_FUNCTION static constexpr bool host_rows(int team_size) {
-    return Kokkos::SpaceAccessibility<ExecSpace, Kokkos::HostSpace>::accessible && team_size == 1;
+    return stored && Kokkos::SpaceAccessibility<ExecSpace, Kokkos::HostSpace>::accessible &&
+           team_size == 1;
   }
   /// Team scratch: for host_row, the row's ternaries (floats) and codes (bytes); else the code
   /// update table (but on CUDA, see team_table), then per block of a row its total
@@ -126,10 +139,12 @@ struct RowUpdateKernel {
   KOKKOS_INLINE_FUNCTION void read_group(std::int64_t row, std::int64_t u, int r, Float4& g,
                                          std::uint32_t& word) const {
     const std::int64_t group = unit_group(u, r);
-    const float* p = &grad(row, codes_per_group * group);
-    if constexpr (VectorRows) {
-      g = *reinterpret_cast<const Float4*>(p);
+    if constexpr (!stored) {
+      g = source.group(row, codes_per_group * group);
+    } else if constexpr (VectorRows) {
+      g = *reinterpret_cast<const Float4*>(&grad(row, codes_per_group * group));
     } else {
+      const float* p = &grad(row, codes_per_group * group);
       g = Float4{{p[0], p[1], p[2], p[3]}};
     }
     word = load_group(&codes(row, bytes_per_group * group));
@@ -179,7 +194,7 @@ struct RowUpdateKernel {
   }
   /// Groups whose loads the row sums issue together: 4 overlap enough latency, 8 gain nothing
   /// more. The code update loads a group at a time: batching its loads slows long rows down.
-  static constexpr int row_sum_batch = 4;
+  static constexpr int row_sum_batch = stored ? 4 : Source::batch;
 
   /// Step 2 for unit u of `row`: its 4 lane chains, the ternaries read from the table.
   KOKKOS_INLINE_FUNCTION void lane_chains(const CodeUpdateTable& table, std::int64_t row,
@@ -532,7 +547,7 @@ struct RowUpdateKernel {
   /// Enqueues the update of all rows of the views on `space` with `requested_team_size` threads
   /// per row (0 = the backend's default); skipped rows are added to `skipped`. Does not wait.
   void enqueue(const ExecSpace& space, int requested_team_size) const {
-    if constexpr (!VectorRows && !host_rows(1)) {
+    if constexpr (stored && !VectorRows && !host_rows(1)) {
       // GPUs: a kernel for rows of whole vectors. One kernel with both loads would issue the
       // scalar ones predicated off beside each vector load.
       if (vector_rows(grad)) {

@@ -21,6 +21,7 @@
 #include "quantize/impl/TernaryCounter_QuantizedRows.hpp"
 #include "quantize/impl/TernaryCounter_TiledColumnQuantizer.hpp"
 #include "update/impl/TernaryCounter_GradientProduct.hpp"
+#include "update/impl/TernaryCounter_IntegerGradientRows.hpp"
 #include "update/impl/TernaryCounter_RowUpdateKernel.hpp"
 #include "vendor/TernaryCounter_VendorInt8Product.hpp"
 
@@ -33,9 +34,11 @@ namespace TernaryCounter::Impl {
 namespace {
 
 /// SPEC §3's row update of every row of `state`, `chunk` rows at a time: form_gradient(rows,
-/// gradient) enqueues the weight gradient of rows [rows.first, rows.second) into the first rows
-/// of the workspace, then the row update of those rows is enqueued. Everything is enqueued on
-/// `space`: the row updates add to one count, nothing waits.
+/// gradient, chunk_k) enqueues the weight gradient of rows [rows.first, rows.second) into the
+/// first rows of the workspace and returns true, then the row update of those rows is enqueued;
+/// or it enqueues the rows' update itself with the chunk's constants chunk_k (a row update that
+/// forms the gradient on the way in) and returns false. Everything is enqueued on `space`: the
+/// row updates add to one count, nothing waits.
 template <class ExecSpace, class FormGradient>
 void update_in_chunks(const ExecSpace& space,
                       const PackedState<typename ExecSpace::memory_space>& state,
@@ -49,9 +52,9 @@ void update_in_chunks(const ExecSpace& space,
     const std::pair<std::int64_t, std::int64_t> rows(first, std::min(out, first + chunk));
     const OutputView<typename ExecSpace::memory_space> gradient = Kokkos::subview(
         workspace, std::pair<std::int64_t, std::int64_t>(0, rows.second - rows.first), Kokkos::ALL);
-    form_gradient(rows, gradient);
     UpdateConstants chunk_k = k;
     chunk_k.row_offset = k.row_offset + first;
+    if (!form_gradient(rows, gradient, chunk_k)) continue;
     const auto part = state.row_range(rows.first, rows.second);
     RowUpdateKernel<ExecSpace> row_update{part.codes, part.scale, part.v,
                                           gradient,   chunk_k,    skipped_rows};
@@ -71,12 +74,13 @@ void update_from_io_fp32(const ExecSpace& space,
   const UpdateConstants k = make_update_constants(params, state.out(), state.in());
   const std::int64_t chunk =
       balanced_chunk_rows(space, state.out(), state.in(), workspace.extent(0));
-  update_in_chunks(
-      space, state, k, params.team_size, chunk, workspace, skipped_rows,
-      [&](const std::pair<std::int64_t, std::int64_t>& rows, const OutputView<Mem>& gradient) {
-        run_tile_gemm(space, GradientProduct<Mem>(x, grad_out, gradient, rows.first),
-                      "TernaryCounter::update_from_io::gradient_tiles");
-      });
+  update_in_chunks(space, state, k, params.team_size, chunk, workspace, skipped_rows,
+                   [&](const std::pair<std::int64_t, std::int64_t>& rows,
+                       const OutputView<Mem>& gradient, const UpdateConstants&) {
+                     run_tile_gemm(space, GradientProduct<Mem>(x, grad_out, gradient, rows.first),
+                                   "TernaryCounter::update_from_io::gradient_tiles");
+                     return true;
+                   });
 }
 
 template <class ExecSpace>
@@ -95,10 +99,14 @@ void update_from_io_int8(const ExecSpace& space,
   constexpr bool tiled_columns = !host_space<ExecSpace>;
   const std::int64_t xq_rows = tiled_columns ? in : M;
   const std::int64_t xq_cols = tiled_columns ? padded_depth(M) : in;
+  // CUDA, M <= few_sample_update_max: x's words for FewSampleGradientRows.
+  const std::int64_t few_sample_words =
+      vendor_gemm_space<ExecSpace> && M <= few_sample_update_max ? (M + 3) / 4 : 0;
   ScratchArena<ExecSpace> arena(
       space, scratch_bytes<std::int8_t>(xq_rows * xq_cols) + scratch_bytes<float>(in) +
                  QuantizedRows<Mem>::bytes(out, M) +
-                 (tiled_columns ? scratch_bytes<std::uint32_t>(in + out) : 0));
+                 (tiled_columns ? scratch_bytes<std::uint32_t>(in + out) : 0) +
+                 scratch_bytes<std::uint32_t>(few_sample_words * in));
   const Int8Matrix<Mem> xq(arena.template take<std::int8_t>(xq_rows * xq_cols), xq_rows, xq_cols);
   const FloatVector<Mem> x_scale(arena.template take<float>(in), in);
   const QuantizedRows<Mem> gq(space, arena, out, M);
@@ -113,11 +121,26 @@ void update_from_io_int8(const ExecSpace& space,
                                     gq.scale, gq.sums,  amax_bits, key,     k.row_offset}
         .run(space);
   }
+  if constexpr (vendor_gemm_space<ExecSpace>) {  // (HIP: the portable kernel, unmeasured there)
+    if (few_sample_words > 0) {  // no gradient rows in memory: the update forms them
+      Kokkos::deep_copy(space, skipped_rows, std::int64_t(0));
+      const Kokkos::View<std::uint32_t**, Kokkos::LayoutRight, Mem> x_words(
+          arena.template take<std::uint32_t>(few_sample_words * in), few_sample_words, in);
+      pack_sample_words(space, xq, x_words);
+      const FewSampleGradientRows<Mem> source{gq.q, x_words, gq.scale, x_scale,
+                                              int(few_sample_words)};
+      RowUpdateKernel<ExecSpace, false, FewSampleGradientRows<Mem>>{
+          state.codes, state.scale, state.v, {}, k, skipped_rows, source}
+          .enqueue(space, params.team_size);
+      return;
+    }
+  }
   const HostInt8Engine engine = host_isa().int8_engine;
   const std::int64_t chunk = std::max<std::int64_t>(1, workspace.extent(0));
   update_in_chunks(
       space, state, k, params.team_size, chunk, workspace, skipped_rows,
-      [&](const std::pair<std::int64_t, std::int64_t>& rows, const OutputView<Mem>& gradient) {
+      [&](const std::pair<std::int64_t, std::int64_t>& rows, const OutputView<Mem>& gradient,
+          const UpdateConstants& chunk_k) {
         const std::int64_t n = rows.second - rows.first;
         QuantizedRows<Mem> part = gq;
         part.q = Kokkos::subview(gq.q, rows, Kokkos::ALL);
@@ -132,6 +155,17 @@ void update_from_io_int8(const ExecSpace& space,
           const std::int64_t depth = part.q.extent(1);
           if (vendor_int8_gemm(space, n, in, depth, part.q.data(), depth, xq.data(), depth,
                                gradient.data(), gradient.stride(0))) {
+            if (RowUpdateKernel<ExecSpace>::vector_rows(gradient)) {  // the scales on the way in
+              const IntegerSumRows<Mem> source{
+                  reinterpret_cast<const std::int32_t*>(gradient.data()),
+                  std::int64_t(gradient.stride(0)), part.scale, x_scale};
+              const auto rows_state = state.row_range(rows.first, rows.second);
+              RowUpdateKernel<ExecSpace, false, IntegerSumRows<Mem>>{
+                  rows_state.codes, rows_state.scale, rows_state.v, {},
+                  chunk_k,          skipped_rows,     source}
+                  .enqueue(space, params.team_size);
+              return false;
+            }
             finish_in_place(space, gradient, n, in, epilogue,
                             "TernaryCounter::update_from_io::int8_epilogue");
           } else {
@@ -140,6 +174,7 @@ void update_from_io_int8(const ExecSpace& space,
                 .run(space, label);
           }
         }
+        return true;
       });
 }
 

@@ -15,9 +15,6 @@
 
 namespace TernaryCounter::Impl {
 
-/// The largest M of an int8 update_from_io: |G| <= 127 * 127 * M must fit in int32.
-inline constexpr std::int64_t int8_max_samples = 133144;
-
 /// Enqueues the update of every row from grad_w on `space` (arguments already checked).
 template <class ExecSpace>
 void dispatch_update(const ExecSpace& space,

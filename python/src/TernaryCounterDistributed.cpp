@@ -1,0 +1,182 @@
+// The integer path's data-parallel phases over tensor memory (SPEC §7), for
+// ternarycounter.distributed: torch.distributed moves the data between them.
+//   tensor_int8_column_absmax     this rank's column absmax bits [in + out] (int32 tensor: the
+//                                 bits of non-negative floats are below 2^31 and order as ints)
+//   tensor_int8_gradient_sums     this rank's int32 sums G_r [out, in] on the global streams
+//   tensor_int8_update_from_sums  the row update of a block of rows from their summed G
+//   tensor_backward_input_at      backward_input with the block's first global sample
+// Host memory runs on the host execution space; CUDA memory on the Kokkos::Cuda instance of
+// torch's current stream (as the layer's other calls).
+#include "TernaryCounterTensors.hpp"
+
+#include <TernaryCounter.hpp>
+#include "update/impl/TernaryCounter_Int8UpdatePhases.hpp"
+
+#include <Kokkos_Core.hpp>
+
+#include <pybind11/pybind11.h>
+
+#include <cstdint>
+#include <string>
+#include <type_traits>
+
+namespace py = pybind11;
+namespace tc = TernaryCounter;
+
+namespace TernaryCounterPython {
+
+namespace {
+
+using HostSpace = Kokkos::DefaultHostExecutionSpace;
+
+template <class F>
+void on_device(std::int64_t device, std::uintptr_t stream, F&& f) {
+  if (device < 0) {
+    check_host_usable();
+    py::gil_scoped_release release;
+    f(HostSpace{});
+    HostSpace{}.fence("TernaryCounter::python::distributed_host_call");
+    return;
+  }
+#if defined(KOKKOS_ENABLE_CUDA)
+  const Kokkos::Cuda space = stream_instance(device, stream);
+  py::gil_scoped_release release;
+  f(space);
+#else
+  (void)stream;
+  throw py::value_error("ternarycounter.distributed: a tensor is on a GPU (cuda:" +
+                        std::to_string(device) + ") but this build runs on the host");
+#endif
+}
+
+template <class Mem>
+tc::InputView<Mem> input_at(std::uintptr_t address, std::int64_t rows, std::int64_t cols) {
+  return tc::InputView<Mem>(reinterpret_cast<const float*>(address), rows, cols);
+}
+
+template <class Mem>
+tc::Impl::AbsmaxBits<Mem> absmax_at(std::uintptr_t address, std::int64_t n) {
+  return tc::Impl::AbsmaxBits<Mem>(reinterpret_cast<std::uint32_t*>(address), n);
+}
+
+template <class Mem>
+tc::Impl::IntegerSums<Mem> sums_at(std::uintptr_t address, std::int64_t rows, std::int64_t cols) {
+  return tc::Impl::IntegerSums<Mem>(reinterpret_cast<std::int32_t*>(address), rows, cols);
+}
+
+void require(bool ok, const std::string& what) {
+  if (!ok) throw py::value_error("ternarycounter.distributed: " + what);
+}
+
+void tensor_int8_column_absmax(std::int64_t device, std::uintptr_t stream, std::uintptr_t x,
+                               std::uintptr_t grad_out, std::int64_t rows, std::int64_t out,
+                               std::int64_t in, std::uintptr_t absmax) {
+  require(rows >= 0 && out >= 1 && in >= 4 && in % 4 == 0, "bad extents");
+  on_device(device, stream, [&](const auto& space) {
+    using Mem = typename std::decay_t<decltype(space)>::memory_space;
+    tc::Impl::int8_column_absmax(space, input_at<Mem>(x, rows, in),
+                                 input_at<Mem>(grad_out, rows, out),
+                                 absmax_at<Mem>(absmax, in + out));
+  });
+}
+
+void tensor_int8_gradient_sums(std::int64_t device, std::uintptr_t stream, std::uintptr_t x,
+                               std::uintptr_t grad_out, std::int64_t rows, std::int64_t out,
+                               std::int64_t in, std::uintptr_t absmax, std::uint32_t seed,
+                               std::int64_t global_samples, std::int64_t sample_offset,
+                               std::uintptr_t sums) {
+  require(rows >= 0 && out >= 1 && in >= 4 && in % 4 == 0, "bad extents");
+  require(sample_offset >= 0 && sample_offset + rows <= global_samples,
+          "the block's samples are not within the global batch");
+  tc::Impl::require_int8_bound("distributed update_from_io", "M (global samples)", global_samples,
+                               tc::Impl::int8_max_samples);
+  on_device(device, stream, [&](const auto& space) {
+    using Mem = typename std::decay_t<decltype(space)>::memory_space;
+    tc::Impl::int8_gradient_sums(space, input_at<Mem>(x, rows, in),
+                                 input_at<Mem>(grad_out, rows, out),
+                                 absmax_at<Mem>(absmax, in + out), seed, 0, global_samples,
+                                 sample_offset, sums_at<Mem>(sums, out, in));
+  });
+}
+
+void tensor_int8_update_from_sums(std::int64_t device, std::uintptr_t stream, std::uintptr_t codes,
+                                  std::uintptr_t scale, std::uintptr_t v, std::int64_t first_row,
+                                  std::int64_t rows, std::int64_t out, std::int64_t in, int C,
+                                  std::uintptr_t sums, std::uintptr_t absmax,
+                                  std::uintptr_t skipped, double lr, double lr_scale,
+                                  double rms_beta, double rms_eps, double clip, std::uint32_t seed,
+                                  bool lagged) {
+  require(first_row >= 0 && rows >= 0 && first_row + rows <= out, "the rows are not the layer's");
+  tc::UpdateParams p;
+  p.C = C;
+  p.lr = lr;
+  p.lr_scale = lr_scale;
+  p.rms_beta = rms_beta;
+  p.rms_eps = rms_eps;
+  p.clip = clip;
+  p.seed = seed;
+  p.lagged = lagged;
+  p.precision = tc::Precision::int8;
+  p.row_offset = first_row;
+  p.validate();
+  on_device(device, stream, [&](const auto& space) {
+    using Mem = typename std::decay_t<decltype(space)>::memory_space;
+    tc::PackedState<Mem> block;
+    block.C = C;
+    block.codes =
+        typename tc::PackedState<Mem>::codes_view(reinterpret_cast<std::uint8_t*>(codes), rows,
+                                                  in / tc::codes_per_group * tc::bytes_per_group);
+    block.scale = typename tc::PackedState<Mem>::row_view(reinterpret_cast<float*>(scale), rows);
+    block.v = typename tc::PackedState<Mem>::row_view(reinterpret_cast<float*>(v), rows);
+    tc::Impl::int8_update_from_sums(
+        space, block, sums_at<Mem>(sums, rows, in), absmax_at<Mem>(absmax, in + out), first_row, p,
+        tc::SkippedRowsView<Mem>(reinterpret_cast<std::int64_t*>(skipped)));
+  });
+}
+
+void tensor_backward_input_at(std::int64_t device, std::uintptr_t stream, std::uintptr_t codes,
+                              std::uintptr_t scale, std::int64_t out, std::int64_t in, int C,
+                              std::uintptr_t grad_out, std::int64_t rows, std::uintptr_t grad_x,
+                              std::uint32_t seed, std::int64_t sample_offset) {
+  tc::PackedState<Kokkos::HostSpace>::check_shape(out, in, C);
+  require(sample_offset >= 0, "sample_offset must be >= 0");
+  tc::ProductOptions options;
+  options.precision = tc::Precision::int8;
+  options.seed = seed;
+  options.sample_offset = sample_offset;
+  on_device(device, stream, [&](const auto& space) {
+    using Mem = typename std::decay_t<decltype(space)>::memory_space;
+    tc::PackedState<Mem> state;
+    state.C = C;
+    state.codes =
+        typename tc::PackedState<Mem>::codes_view(reinterpret_cast<std::uint8_t*>(codes), out,
+                                                  in / tc::codes_per_group * tc::bytes_per_group);
+    state.scale = typename tc::PackedState<Mem>::row_view(reinterpret_cast<float*>(scale), out);
+    tc::backward_input(space, state, input_at<Mem>(grad_out, rows, out),
+                       tc::OutputView<Mem>(reinterpret_cast<float*>(grad_x), rows, in), options);
+  });
+}
+
+}  // namespace
+
+void register_distributed_calls(py::module_& m) {
+  m.def("tensor_int8_column_absmax", &tensor_int8_column_absmax, py::arg("device"),
+        py::arg("stream"), py::arg("x"), py::arg("grad_out"), py::arg("rows"), py::arg("out"),
+        py::arg("in_"), py::arg("absmax"));
+  m.def("tensor_int8_gradient_sums", &tensor_int8_gradient_sums, py::arg("device"),
+        py::arg("stream"), py::arg("x"), py::arg("grad_out"), py::arg("rows"), py::arg("out"),
+        py::arg("in_"), py::arg("absmax"), py::arg("seed"), py::arg("global_samples"),
+        py::arg("sample_offset"), py::arg("sums"));
+  m.def("tensor_int8_update_from_sums", &tensor_int8_update_from_sums, py::arg("device"),
+        py::arg("stream"), py::arg("codes"), py::arg("scale"), py::arg("v"), py::arg("first_row"),
+        py::arg("rows"), py::arg("out"), py::arg("in_"), py::arg("C"), py::arg("sums"),
+        py::arg("absmax"), py::arg("skipped"), py::arg("lr"), py::arg("lr_scale"),
+        py::arg("rms_beta"), py::arg("rms_eps"), py::arg("clip"), py::arg("seed"),
+        py::arg("lagged"));
+  m.def("tensor_backward_input_at", &tensor_backward_input_at, py::arg("device"), py::arg("stream"),
+        py::arg("codes"), py::arg("scale"), py::arg("out"), py::arg("in_"), py::arg("C"),
+        py::arg("grad_out"), py::arg("rows"), py::arg("grad_x"), py::arg("seed"),
+        py::arg("sample_offset"));
+}
+
+}  // namespace TernaryCounterPython
