@@ -4,7 +4,7 @@
 // and OpenMP executables are where these kernels are checked on every run.
 #include "Test_Helpers.hpp"
 
-#include "TernaryCounter_IntegerReference.hpp"
+#include "IntegerReference.hpp"
 #include "products/impl/TernaryCounter_DecodedBlocks.hpp"
 #include "products/impl/TernaryCounter_FewSampleInt8BackwardInput.hpp"
 #include "products/impl/TernaryCounter_FewSampleInt8Forward.hpp"
@@ -362,7 +362,7 @@ TEST(GpuIntegerKernels, VectorRowQuantizerMatchesTheReference) {
       }
     }
   }
-  // More rows than it serves: the team-per-row quantizer of IntegerPath.cpp takes them.
+  // More rows than it serves: the team-per-row quantizer (RowQuantizer.hpp) takes them.
   const Kokkos::View<float*, MemSpace> no_scale("no_scale", 4);
   EXPECT_FALSE((Impl::VectorRowQuantizer<ExecSpace, false, false>::runs(
       to_device(std::vector<float>(17 * 4, 1.0f), 17, 4), no_scale)));

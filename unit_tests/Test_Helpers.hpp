@@ -5,8 +5,8 @@
 
 #include "Test_Common.hpp"
 
-#include <TernaryCounter_ConformanceCase.hpp>
-#include "TernaryCounter_IntegerReference.hpp"
+#include <ConformanceCase.hpp>
+#include "IntegerReference.hpp"
 
 #include <algorithm>
 #include <bit>

@@ -2,7 +2,7 @@
 // The examples' IDX reader: well-formed files read back exactly; every malformed one (magic,
 // type, rank, dimensions, size, gzip stream, label range) is rejected with a message that names
 // the problem. The files are made here, byte by byte; no data set is needed.
-#include <TernaryCounter_Idx.hpp>
+#include <Idx.hpp>
 
 #include <gtest/gtest.h>
 

@@ -4,7 +4,8 @@
 // size and host engine (VNNI and portable), non-finite and zero inputs, and the bounds.
 #include "Test_Helpers.hpp"
 
-#include "TernaryCounter_IntegerReference.hpp"
+#include "IntegerReference.hpp"
+#include "core/impl/TernaryCounter_HostIsa.hpp"
 
 #include <cmath>
 #include <cstdlib>
@@ -17,7 +18,8 @@ namespace TernaryCounter::Test {
 namespace {
 
 /// Runs the body once per host engine of the integer products (this CPU's best: AMX or VNNI;
-/// VNNI; the portable engine); other backends have one engine.
+/// VNNI; the portable engine), each as TERNARYCOUNTER_HOST_ISA would choose it; other backends
+/// have one engine.
 template <class Body>
 void for_each_engine(Body body) {
   const char* previous = std::getenv("TERNARYCOUNTER_HOST_ISA");
@@ -26,16 +28,12 @@ void for_each_engine(Body body) {
   for (const char* engine : {"default", "avx512", "baseline"}) {
     if (std::string(engine) != "default") {
       if (!std::is_same_v<MemSpace, Kokkos::HostSpace>) break;
-      setenv("TERNARYCOUNTER_HOST_ISA", engine, 1);
+      Impl::force_host_isa(engine);
     }
     SCOPED_TRACE(std::string("engine ") + engine);
     body();
   }
-  if (saved) {
-    setenv("TERNARYCOUNTER_HOST_ISA", saved->c_str(), 1);
-  } else {
-    unsetenv("TERNARYCOUNTER_HOST_ISA");
-  }
+  Impl::force_host_isa(saved ? saved->c_str() : nullptr);
 }
 
 std::vector<float> random_values(std::int64_t n, SplitMix64& rng, float lo = -2.0f,

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // ternary-counter-make-int-cases OUT_DIR: writes the int_* conformance cases (SPEC §6) into
 // OUT_DIR, their expected results computed by the host-loop reference of the integer path
-// (TernaryCounter_IntegerReference.hpp). The committed cases in unit_tests/data/conformance are
+// (IntegerReference.hpp). The committed cases in unit_tests/data/conformance are
 // this program's output; a ctest regenerates them and compares every file.
-#include "TernaryCounter_IntegerReference.hpp"
+#include "IntegerReference.hpp"
 
-#include <TernaryCounter_ConformanceCase.hpp>
+#include <ConformanceCase.hpp>
 
 #include <cstdio>
 #include <filesystem>

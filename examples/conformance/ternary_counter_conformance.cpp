@@ -3,11 +3,11 @@
 //                             CASE_DIR OUT_DIR
 // Applies one update of a SPEC §5 case on the chosen execution space and writes the results (for
 // an int8 case, SPEC §6, also forward and backward_input of its input state).
-#include "TernaryCounter_ConformanceCase.hpp"
+#include "ConformanceCase.hpp"
 
+#include <CommandLine.hpp>
 #include <TernaryCounter.hpp>
-#include <TernaryCounter_CommandLine.hpp>
-#include <TernaryCounter_ThreadLimit.hpp>
+#include <ThreadLimit.hpp>
 
 #include <algorithm>
 #include <cstdint>

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #include "FashionMnist.hpp"
 
-#include <TernaryCounter_ContentIdentity.hpp>
-#include <TernaryCounter_Idx.hpp>
+#include <ContentIdentity.hpp>
+#include <Idx.hpp>
 
 #include <filesystem>
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #include "ImageOptions.hpp"
 
-#include <TernaryCounter_CommandLine.hpp>
+#include <CommandLine.hpp>
 
 #include <cmath>
 #include <cstdio>

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #include "TeacherOptions.hpp"
 
-#include <TernaryCounter_CommandLine.hpp>
+#include <CommandLine.hpp>
 
 #include <algorithm>
 #include <cstdint>

@@ -4,15 +4,15 @@
 // row of training state). One step: forward -> softmax cross-entropy -> for each layer from the
 // last: backward_input (not for the first layer: the images need no gradient) and
 // update_from_io. All products are the library's, bit-identical on every backend. Data parallel
-// under MPI (TernaryCounter_DataParallel.hpp): each rank steps on its block of the batch and the
+// under MPI (DataParallel.hpp): each rank steps on its block of the batch and the
 // collective update leaves every rank with the state one process would have.
 #pragma once
 
 #include "MlpInit.hpp"
 #include "MlpKernels.hpp"
 
+#include <DataParallel.hpp>
 #include <TernaryCounter.hpp>
-#include <TernaryCounter_DataParallel.hpp>
 
 #include <Kokkos_Core.hpp>
 

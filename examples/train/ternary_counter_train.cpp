@@ -13,10 +13,10 @@
 #include "ImageTraining.hpp"
 #include "TeacherOptions.hpp"
 
+#include <CommandLine.hpp>
+#include <DataParallel.hpp>
 #include <TernaryCounter.hpp>
-#include <TernaryCounter_CommandLine.hpp>
-#include <TernaryCounter_DataParallel.hpp>
-#include <TernaryCounter_ThreadLimit.hpp>
+#include <ThreadLimit.hpp>
 
 #include <Kokkos_Core.hpp>
 

@@ -10,7 +10,7 @@
 #include "TernaryCounterTensors.hpp"
 
 #include <TernaryCounter.hpp>
-#include "products/impl/TernaryCounter_IntegerPath.hpp"
+#include "update/impl/TernaryCounter_Int8UpdatePhases.hpp"
 
 #include <Kokkos_Core.hpp>
 

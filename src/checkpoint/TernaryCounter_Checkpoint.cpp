@@ -2,22 +2,17 @@
 #include "TernaryCounter_Checkpoint.hpp"
 
 #include "TernaryCounter_Crc32c.hpp"
+#include "checkpoint/impl/TernaryCounter_AtomicFile.hpp"
+#include "checkpoint/impl/TernaryCounter_JsonHeader.hpp"
 
 #include <Kokkos_Profiling_ScopedRegion.hpp>
-#include <nlohmann/json.hpp>
-
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <bit>
-#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
-#include <filesystem>
 #include <limits>
 #include <new>
 #include <optional>
@@ -27,6 +22,10 @@
 namespace TernaryCounter {
 
 namespace {
+
+using Impl::HeaderMember;
+using Impl::HeaderValue;
+using Impl::json_string;
 
 constexpr std::uint64_t max_header_bytes = checkpoint_max_header_bytes;
 const char* const reserved_keys[] = {"C", "step", "format_version", "header_crc32c"};
@@ -75,236 +74,6 @@ void put_f32(std::string& out, float f) {
 float get_f32(const unsigned char* p) {
   return std::bit_cast<float>(std::uint32_t(p[0]) | std::uint32_t(p[1]) << 8 |
                               std::uint32_t(p[2]) << 16 | std::uint32_t(p[3]) << 24);
-}
-
-// The header's JSON: objects (members in file order), arrays, strings, non-negative integers.
-// A tree of our own rather than nlohmann::json, whose destructor allocates (it flattens nested
-// values onto a heap stack): a std::bad_alloc there, while a refused header is unwound, would
-// be std::terminate instead of a CheckpointError. Destroying this tree allocates nothing.
-struct HeaderMember;
-
-struct HeaderValue {
-  enum class Kind { Object, Array, String, Integer };
-  Kind kind = Kind::Object;
-  std::string string;
-  std::uint64_t integer = 0;
-  // Object members (with keys) or array items (keys empty). HeaderMember rather than
-  // std::pair<std::string, HeaderValue>: std::pair's traits need the complete HeaderValue,
-  // which clang with libstdc++ refuses inside HeaderValue itself.
-  std::vector<HeaderMember> children;
-
-  bool is_object() const { return kind == Kind::Object; }
-  bool is_array() const { return kind == Kind::Array; }
-  bool is_string() const { return kind == Kind::String; }
-  bool is_integer() const { return kind == Kind::Integer; }
-  /// The member called `key` of an object (linear: the objects looked up are small), or null.
-  const HeaderValue* find(std::string_view key) const;
-};
-
-struct HeaderMember {
-  std::string key;
-  HeaderValue value;
-};
-
-const HeaderValue* HeaderValue::find(std::string_view key) const {
-  for (const HeaderMember& m : children) {
-    if (m.key == key) return &m.value;
-  }
-  return nullptr;
-}
-
-// Reads a header with nlohmann_json's SAX parser (its lexer checks the JSON grammar, UTF-8,
-// escapes and surrogates) into a HeaderValue. Only objects, arrays, strings and non-negative
-// integers are allowed, and duplicate keys are refused (nlohmann's own DOM would keep the last).
-// Every limit is checked before what it bounds is stored: a value is counted, and its depth
-// checked, before it enters the tree, so the tree holds at most checkpoint_max_header_values
-// values at most checkpoint_max_header_depth deep whatever the header says, and a header past a
-// limit is refused as soon as the limit is reached. Besides the tree, the parser holds one token
-// at a time (at most the header's size, which parse_image has bounded). Duplicate keys are found
-// by sorting each object's keys once: O(n log n).
-class HeaderReader final : public nlohmann::json_sax<nlohmann::json> {
- public:
-  // Parses `text`; on failure `error` says why and where (a byte offset in the header).
-  static bool read(std::string_view text, HeaderValue& root, std::string& error) {
-    if (text.substr(0, 3) == "\xEF\xBB\xBF") {
-      error = "JSON header: a byte order mark at byte 0";  // nlohmann would skip it silently
-      return false;
-    }
-    HeaderReader reader;
-    const ByteIterator first(text.data(), text.data(), &reader.bytes_read_);
-    const ByteIterator last(text.data() + text.size(), text.data(), nullptr);
-    if (!nlohmann::json::sax_parse(first, last, &reader)) {
-      error = std::move(reader.error_);
-      return false;
-    }
-    root = std::move(reader.root_);
-    return true;
-  }
-
-  bool null() override { return refuse("null is not allowed"); }
-  bool boolean(bool) override { return refuse("true and false are not allowed"); }
-  bool number_integer(number_integer_t) override { return refuse("negative number"); }
-  bool number_unsigned(number_unsigned_t n) override {
-    HeaderValue* const v = place(HeaderValue::Kind::Integer);
-    if (v) v->integer = n;
-    return v != nullptr;
-  }
-  bool number_float(number_float_t, const string_t& text) override {
-    // nlohmann reads an integer beyond 2^64 - 1 as a float.
-    const bool integral = text.find_first_of(".eE") == string_t::npos;
-    return refuse(integral ? "integer out of range" : "non-integer number");
-  }
-  bool string(string_t& s) override {
-    HeaderValue* const v = place(HeaderValue::Kind::String);
-    if (v) v->string = std::move(s);
-    return v != nullptr;
-  }
-  bool binary(binary_t&) override { return refuse("binary value"); }
-  bool start_object(std::size_t) override { return open(HeaderValue::Kind::Object); }
-  bool key(string_t& k) override {
-    key_ = std::move(k);
-    return true;
-  }
-  bool end_object() override {
-    // Comparing each key with the earlier ones would be quadratic in the number of keys.
-    const std::vector<HeaderMember>& members = stack_.back()->children;
-    std::vector<std::string_view> keys;
-    keys.reserve(members.size());
-    for (const HeaderMember& m : members) keys.push_back(m.key);
-    std::sort(keys.begin(), keys.end());
-    const auto twin = std::adjacent_find(keys.begin(), keys.end());
-    if (twin != keys.end()) return refuse("duplicate key \"" + std::string(*twin) + "\"");
-    stack_.pop_back();
-    return true;
-  }
-  bool start_array(std::size_t) override { return open(HeaderValue::Kind::Array); }
-  bool end_array() override {
-    stack_.pop_back();
-    return true;
-  }
-  bool parse_error(std::size_t position, const std::string&,
-                   const nlohmann::json::exception& e) override {
-    // "[json.exception.parse_error.101] parse error at line 1, column 7: syntax error ... ;
-    // last read: '...'": keep the part after the position, whose last token can be as long as
-    // the header, cut short.
-    std::string what = e.what();
-    const std::size_t at = what.find(": ", what.find("parse error"));
-    if (at != std::string::npos) what = what.substr(at + 2);
-    if (what.size() > 200) what = what.substr(0, 200) + "...";
-    error_ = "JSON header: " + what + " at byte " + std::to_string(position ? position - 1 : 0);
-    return false;
-  }
-
- private:
-  // A pointer into the header that publishes how far nlohmann's lexer has read, so that a value
-  // this reader refuses can be named by its byte offset. A forward iterator, whose operator++(int)
-  // the lexer never calls: nvcc would warn that it is never referenced (#177-D).
-#if defined(__NVCC__)
-#pragma nv_diagnostic push
-#pragma nv_diag_suppress 177
-#endif
-  class ByteIterator {
-   public:
-    using iterator_category = std::forward_iterator_tag;
-    using value_type = char;
-    using difference_type = std::ptrdiff_t;
-    using pointer = const char*;
-    using reference = const char&;
-    ByteIterator() = default;
-    ByteIterator(const char* at, const char* begin, std::size_t* read)
-        : at_(at), begin_(begin), read_(read) {}
-    reference operator*() const { return *at_; }
-    ByteIterator& operator++() {
-      ++at_;
-      if (read_) *read_ = std::size_t(at_ - begin_);
-      return *this;
-    }
-    ByteIterator operator++(int) {
-      ByteIterator before = *this;
-      ++*this;
-      return before;
-    }
-    // C++20 writes != from == (with both declared, == was never referenced).
-    bool operator==(const ByteIterator& other) const { return at_ == other.at_; }
-
-   private:
-    const char* at_ = nullptr;
-    const char* begin_ = nullptr;
-    std::size_t* read_ = nullptr;
-  };
-#if defined(__NVCC__)
-#pragma nv_diagnostic pop
-#endif
-
-  HeaderValue root_;
-  std::vector<HeaderValue*> stack_;  // the open objects and arrays, outermost first
-  std::string key_;                  // the key of the member being read
-  std::size_t values_ = 0;
-  std::size_t bytes_read_ = 0;
-  std::string error_;
-
-  HeaderReader() {
-    stack_.reserve(checkpoint_max_header_depth + 1);
-  }
-
-  bool refuse(const std::string& why) {
-    // The lexer has read the refused token's last byte (a number's, one byte further).
-    error_ =
-        "JSON header: " + why + " at byte " + std::to_string(bytes_read_ ? bytes_read_ - 1 : 0);
-    return false;
-  }
-  // Counts a value and checks its depth, then adds it to the tree: the document, an item of the
-  // innermost array or the member named key_ of the innermost object. Null when refused.
-  HeaderValue* place(HeaderValue::Kind kind) {
-    if (stack_.size() > std::size_t(checkpoint_max_header_depth)) {
-      refuse("nesting deeper than " + std::to_string(checkpoint_max_header_depth));
-      return nullptr;
-    }
-    if (++values_ > checkpoint_max_header_values) {
-      refuse("more than " + std::to_string(checkpoint_max_header_values) + " values");
-      return nullptr;
-    }
-    HeaderValue* value = &root_;
-    if (!stack_.empty()) {
-      HeaderValue& parent = *stack_.back();
-      // An open container is its parent's last child, so the parent does not grow (and move
-      // its children) until that container is closed.
-      parent.children.push_back(
-          HeaderMember{parent.is_object() ? std::move(key_) : std::string(), HeaderValue()});
-      value = &parent.children.back().value;
-    }
-    value->kind = kind;
-    return value;
-  }
-  bool open(HeaderValue::Kind kind) {
-    HeaderValue* const placed = place(kind);
-    if (!placed) return false;
-    stack_.push_back(placed);
-    return true;
-  }
-};
-
-std::string json_string(const std::string& s) {
-  std::string out = "\"";
-  for (const char ch : s) {
-    const unsigned char c = static_cast<unsigned char>(ch);
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += ch;
-    } else if (c == '\n') {
-      out += "\\n";
-    } else if (c == '\t') {
-      out += "\\t";
-    } else if (c < 0x20) {
-      static const char hex[] = "0123456789abcdef";
-      out += "\\u00";
-      out += hex[c >> 4];
-      out += hex[c & 15];
-    } else {
-      out += ch;
-    }
-  }
-  return out + "\"";
 }
 
 std::string tensor_entry(const std::string& key, const char* dtype, std::int64_t rows,
@@ -552,7 +321,8 @@ Checkpoint parse_image(std::string_view bytes, const std::string& source) {
   }
   HeaderValue root;
   std::string error;
-  if (!HeaderReader::read(bytes.substr(8, header_bytes), root, error)) {
+  if (!Impl::read_json_header(bytes.substr(8, header_bytes), checkpoint_max_header_values,
+                              checkpoint_max_header_depth, root, error)) {
     reject(source, "header does not parse: " + error);
   }
   if (!root.is_object()) reject(source, "header is not a JSON object");
@@ -743,94 +513,34 @@ Checkpoint parse_checkpoint(std::string_view bytes, const std::string& source) {
   }
 }
 
-namespace {
-
-// Removes the <path>.tmp-XXXXXX regular files an interrupted save of `path` left in `dir`.
-void remove_stale_temporaries(const std::string& dir, const std::string& path) {
-  const std::string name = std::filesystem::path(path).filename().string() + ".tmp-";
-  std::error_code ec;
-  for (std::filesystem::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
-    const std::string entry = it->path().filename().string();
-    if (entry.size() == name.size() + 6 && entry.starts_with(name) && it->is_regular_file(ec) &&
-        !it->is_symlink(ec)) {
-      ::unlink(it->path().c_str());
-    }
-  }
-}
-
-}  // namespace
-
 void save_checkpoint(const std::string& path, const Checkpoint& checkpoint) {
   Kokkos::Profiling::ScopedRegion region("TernaryCounter::save_checkpoint");
   if (path.empty()) throw CheckpointError("TernaryCounter::save_checkpoint: the path is empty");
-  // Only a regular file or a new name is written: a device, FIFO, folder or symbolic link at
-  // `path` would be replaced by the rename (as root, even /dev/null).
-  struct stat existing {};
-  if (::lstat(path.c_str(), &existing) == 0 && !S_ISREG(existing.st_mode)) {
+  if (!Impl::replaceable(path)) {
     throw CheckpointError("TernaryCounter::save_checkpoint: " + path +
                           " exists and is not a regular file (a symbolic link, device, FIFO or "
                           "folder is never replaced)");
   }
   const std::string bytes = serialize_checkpoint(checkpoint);
-  const std::size_t slash = path.rfind('/');
-  const std::string dir =
-      slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
-  remove_stale_temporaries(dir, path);
-  std::string tmp = path + ".tmp-XXXXXX";
-  const auto fail = [&](const std::string& what, bool remove) {
-    const std::string why = std::strerror(errno);
-    if (remove) ::unlink(tmp.c_str());
-    throw CheckpointError("TernaryCounter::save_checkpoint: " + what + " for " + path + ": " + why);
-  };
-  const int fd = ::mkstemp(tmp.data());
-  if (fd < 0) fail("cannot create a temporary file", false);
-  ::fchmod(fd, 0644);
-  std::size_t written = 0;
-  while (written < bytes.size()) {
-    const ssize_t n = ::write(fd, bytes.data() + written, bytes.size() - written);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      ::close(fd);
-      fail("write failed", true);
-    }
-    written += std::size_t(n);
-  }
-  if (::fsync(fd) != 0) {
-    ::close(fd);
-    fail("fsync failed", true);
-  }
-  if (::close(fd) != 0) fail("close failed", true);
-  if (::rename(tmp.c_str(), path.c_str()) != 0) fail("rename failed", true);
-  // Make the rename itself durable.
-  const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY);
-  if (dfd >= 0) {
-    ::fsync(dfd);
-    ::close(dfd);
+  try {
+    Impl::replace_file(path, bytes);
+  } catch (const Impl::FileError& e) {
+    throw CheckpointError(std::string("TernaryCounter::save_checkpoint: ") + e.what());
   }
 }
 
 namespace {
-
-// Reads exactly `size` bytes at the file's current offset into `out` (appended).
-bool read_exactly(int fd, std::string& out, std::uint64_t size) {
-  const std::size_t start = out.size();
-  out.resize(start + std::size_t(size));
-  std::size_t done = 0;
-  while (done < size) {
-    const ssize_t n = ::read(fd, out.data() + start + done, std::size_t(size) - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    done += std::size_t(n);
-  }
-  return true;
-}
 
 // The end of the data buffer the header's tensors describe (their largest data offset), or
 // none when the header does not parse (parse_checkpoint then says why).
 std::optional<std::uint64_t> declared_data_bytes(std::string_view header) {
   HeaderValue root;
   std::string error;
-  if (!HeaderReader::read(header, root, error) || !root.is_object()) return std::nullopt;
+  if (!Impl::read_json_header(header, checkpoint_max_header_values, checkpoint_max_header_depth,
+                              root, error) ||
+      !root.is_object()) {
+    return std::nullopt;
+  }
   std::uint64_t end = 0;
   for (const HeaderMember& m : root.children) {
     const HeaderValue* offsets = m.value.is_object() ? m.value.find("data_offsets") : nullptr;
@@ -848,29 +558,25 @@ std::string read_checkpoint_bytes(const std::string& path) {
   const auto fail = [&](const std::string& why) -> void {
     throw CheckpointError("TernaryCounter checkpoint " + path + ": " + why);
   };
-  // O_NONBLOCK: opening a FIFO must not wait for a writer (it is refused below).
-  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
-  if (fd < 0) fail(std::string("cannot open the file: ") + std::strerror(errno));
-  struct Closer {
-    int fd;
-    ~Closer() { ::close(fd); }
-  } closer{fd};
-  struct stat info {};
-  if (::fstat(fd, &info) != 0) fail(std::string("cannot stat the file: ") + std::strerror(errno));
-  if (!S_ISREG(info.st_mode)) fail("not a regular file (a FIFO, device or folder is refused)");
-  const std::uint64_t size = std::uint64_t(info.st_size);
+  std::optional<Impl::ReadableFile> file;
+  try {
+    file.emplace(path);
+  } catch (const Impl::FileError& e) {
+    fail(e.what());
+  }
+  const std::uint64_t size = file->size();
   std::string bytes;
   try {
     if (size < 8) {  // too short: parse_checkpoint says so
-      if (!read_exactly(fd, bytes, size)) fail("read error");
+      if (!file->read_exactly(bytes, size)) fail("read error");
       return bytes;
     }
-    if (!read_exactly(fd, bytes, 8)) fail("read error");
+    if (!file->read_exactly(bytes, 8)) fail("read error");
     std::uint64_t header_bytes = 0;
     for (int b = 0; b < 8; ++b) header_bytes |= std::uint64_t(std::uint8_t(bytes[b])) << (8 * b);
     // Too long for the limit or the file: parse_checkpoint says which.
     if (header_bytes > max_header_bytes || header_bytes > size - 8) return bytes;
-    if (!read_exactly(fd, bytes, header_bytes)) fail("read error");
+    if (!file->read_exactly(bytes, header_bytes)) fail("read error");
     const std::optional<std::uint64_t> declared =
         declared_data_bytes(std::string_view(bytes).substr(8));
     if (!declared) return bytes;  // parse_checkpoint says what is wrong with the header
@@ -879,7 +585,7 @@ std::string read_checkpoint_bytes(const std::string& path) {
       fail("the file is " + std::to_string(size) + " bytes but its header describes " +
            std::to_string(8 + header_bytes + data) + " (truncated, trailing bytes or damaged)");
     }
-    if (!read_exactly(fd, bytes, data)) fail("read error (did the file shrink?)");
+    if (!file->read_exactly(bytes, data)) fail("read error (did the file shrink?)");
   } catch (const std::bad_alloc&) {
     fail("out of memory reading the file");
   }

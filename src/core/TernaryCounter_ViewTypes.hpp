@@ -1,13 +1,31 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
-// Compile-time checks of the View types the public calls take: float matrices [rows, cols] in
-// LayoutRight (row-major, SPEC §5) in the execution space's memory space. A LayoutLeft View is
-// Kokkos' default layout on CUDA and HIP, so it is the first View many users pass; the catch-all
-// overloads built on these turn the compiler's list of candidates into one readable message.
+// The View types of the public calls, and compile-time checks of the View types the public calls
+// take: float matrices [rows, cols] in LayoutRight (row-major, SPEC §5) in the execution space's
+// memory space. A LayoutLeft View is Kokkos' default layout on CUDA and HIP, so it is the first
+// View many users pass; the catch-all overloads built on these turn the compiler's list of
+// candidates into one readable message.
 #pragma once
 
 #include <Kokkos_Core.hpp>
 
+#include <cstdint>
 #include <type_traits>
+
+namespace TernaryCounter {
+
+/// The calls' input matrices: x, grad_out, grad_w [rows, cols], row-major.
+template <class MemorySpace>
+using InputView = Kokkos::View<const float**, Kokkos::LayoutRight, MemorySpace>;
+
+/// The products' output matrices: y, grad_x [rows, cols], row-major.
+template <class MemorySpace>
+using OutputView = Kokkos::View<float**, Kokkos::LayoutRight, MemorySpace>;
+
+/// Where the asynchronous calls write how many rows they left untouched (a non-finite gradient).
+template <class MemorySpace>
+using SkippedRowsView = Kokkos::View<std::int64_t, MemorySpace>;
+
+}  // namespace TernaryCounter
 
 namespace TernaryCounter::Impl {
 

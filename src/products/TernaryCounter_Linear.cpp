@@ -2,14 +2,10 @@
 #include "TernaryCounter_Linear.hpp"
 
 #include "core/impl/TernaryCounter_ExecutionSpaces.hpp"
+#include "core/impl/TernaryCounter_Validation.hpp"
+#include "products/impl/TernaryCounter_ProductDispatch.hpp"
 
 #include <Kokkos_Profiling_ScopedRegion.hpp>
-#include "core/impl/TernaryCounter_Validation.hpp"
-#include "products/impl/TernaryCounter_FewSampleProduct.hpp"
-#include "products/impl/TernaryCounter_IntegerPath.hpp"
-#include "products/impl/TernaryCounter_SmallBatchProduct.hpp"
-#include "products/impl/TernaryCounter_TileGemm.hpp"
-#include "products/impl/TernaryCounter_TileOperands.hpp"
 
 #include <cstdint>
 #include <sstream>
@@ -19,56 +15,6 @@
 namespace TernaryCounter {
 
 namespace Impl {
-
-/// forward as a tile product: y(m, o) = scale[o] * (sum over i ascending of x(m, i) * t[o, i]).
-template <class MemorySpace>
-struct ForwardProduct {
-  MatrixOperand<MemorySpace, true> a;   ///< x, k = i, j = m
-  TernaryOperand<MemorySpace, true> b;  ///< t, k = i, j = o
-  OutputView<MemorySpace> y;
-
-  KOKKOS_INLINE_FUNCTION std::int64_t rows() const { return y.extent(0); }
-  KOKKOS_INLINE_FUNCTION std::int64_t cols() const { return y.extent(1); }
-  KOKKOS_INLINE_FUNCTION std::int64_t depth() const { return a.depth; }
-  KOKKOS_INLINE_FUNCTION void store(std::int64_t m, std::int64_t o, float acc) const {
-    y(m, o) = b.scale(o) * acc;
-  }
-};
-
-/// backward_input as a tile product: grad_x(m, i) = sum over o ascending of
-/// grad_out(m, o) * (scale[o] * t[o, i]).
-template <class MemorySpace>
-struct BackwardInputProduct {
-  MatrixOperand<MemorySpace, true> a;    ///< grad_out, k = o, j = m
-  TernaryOperand<MemorySpace, false> b;  ///< scale * t, k = o, j = i
-  OutputView<MemorySpace> grad_x;
-
-  KOKKOS_INLINE_FUNCTION std::int64_t rows() const { return grad_x.extent(0); }
-  KOKKOS_INLINE_FUNCTION std::int64_t cols() const { return grad_x.extent(1); }
-  KOKKOS_INLINE_FUNCTION std::int64_t depth() const { return a.depth; }
-  KOKKOS_INLINE_FUNCTION void store(std::int64_t m, std::int64_t i, float acc) const {
-    grad_x(m, i) = acc;
-  }
-};
-
-/// forward or backward_input: on GPUs, products of up to 16 samples over aligned rows by teams
-/// per 32 output columns (not on HIP: Tiling) and other products of a few samples by the
-/// small-batch kernel; else by the tile engine. Each kernel launches under its own label,
-/// "<call>::<kernel>", so Kokkos Tools tell them apart.
-template <class ExecSpace, class Product>
-void run_product(const ExecSpace& space, const Product& product, const std::string& call) {
-  if constexpr (Tiling<ExecSpace>::few_sample) {
-    if (run_few_sample_product(space, product, (call + "::few_sample").c_str())) return;
-  }
-  if constexpr (Tiling<ExecSpace>::small_batch) {
-    using Small = SmallBatchProduct<ExecSpace, Product>;
-    if (Small::serves(product.rows())) {
-      Small{product}.run(space, (call + "::small_batch").c_str());
-      return;
-    }
-  }
-  run_tile_gemm(space, product, (call + "::tiles").c_str());
-}
 
 template <class MemorySpace>
 void validate_layer(const char* call, const PackedState<MemorySpace>& state) {
@@ -98,15 +44,7 @@ void forward(const ExecSpace& space, const PackedState<typename ExecSpace::memor
   Impl::require_extent("forward", "x.extent(1)", x.extent(1), "the state's in", state.in());
   Impl::require_extent("forward", "y.extent(1)", y.extent(1), "the state's out", state.out());
   Impl::require_extent("forward", "y.extent(0) (M)", y.extent(0), "x.extent(0) (M)", x.extent(0));
-  if (options.precision == Precision::int8) {
-    Impl::forward_int8(space, state, x, y);
-    return;
-  }
-  using Mem = typename ExecSpace::memory_space;
-  const Impl::ForwardProduct<Mem> product{
-      Impl::MatrixOperand<Mem, true>(x, 0, state.in(), x.extent(0)),
-      Impl::TernaryOperand<Mem, true>(state.codes, state.scale, state.C), y};
-  Impl::run_product(space, product, "TernaryCounter::forward");
+  Impl::dispatch_forward(space, state, x, y, options);
 }
 
 template <class ExecSpace>
@@ -123,15 +61,7 @@ void backward_input(const ExecSpace& space,
                        state.in());
   Impl::require_extent("backward_input", "grad_x.extent(0) (M)", grad_x.extent(0),
                        "grad_out.extent(0) (M)", grad_out.extent(0));
-  if (options.precision == Precision::int8) {
-    Impl::backward_input_int8(space, state, grad_out, grad_x, options.seed, options.sample_offset);
-    return;
-  }
-  using Mem = typename ExecSpace::memory_space;
-  const Impl::BackwardInputProduct<Mem> product{
-      Impl::MatrixOperand<Mem, true>(grad_out, 0, state.out(), grad_out.extent(0)),
-      Impl::TernaryOperand<Mem, false>(state.codes, state.scale, state.C), grad_x};
-  Impl::run_product(space, product, "TernaryCounter::backward_input");
+  Impl::dispatch_backward_input(space, state, grad_out, grad_x, options);
 }
 
 #define TERNARYCOUNTER_INSTANTIATE_LINEAR(SPACE)                                               \

@@ -19,7 +19,6 @@
 
 #include "TernaryCounter_PackedState.hpp"
 #include "TernaryCounter_Precision.hpp"
-#include "TernaryCounter_UpdateFromIO.hpp"
 #include "TernaryCounter_ViewTypes.hpp"
 
 #include <Kokkos_Core.hpp>
@@ -27,9 +26,6 @@
 #include <type_traits>
 
 namespace TernaryCounter {
-
-template <class MemorySpace>
-using OutputView = Kokkos::View<float**, Kokkos::LayoutRight, MemorySpace>;
 
 /// y [M, out] = x [M, in] W^T on `space`, in the order documented above (or SPEC §6 in int8).
 /// Throws std::invalid_argument (and writes nothing) on mismatched extents or a malformed state.

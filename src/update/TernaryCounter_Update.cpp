@@ -6,6 +6,7 @@
 #include <Kokkos_Profiling_ScopedRegion.hpp>
 #include "core/impl/TernaryCounter_Validation.hpp"
 #include "update/impl/TernaryCounter_RowUpdateKernel.hpp"
+#include "update/impl/TernaryCounter_UpdateDispatch.hpp"
 
 namespace TernaryCounter {
 
@@ -23,11 +24,7 @@ void update(const ExecSpace& space, const PackedState<typename ExecSpace::memory
                        state.in());
   Impl::require_allocated("update", "skipped_rows", skipped_rows);
   Impl::RowUpdateKernel<ExecSpace>::resolve_team_size(space, params.team_size, state.in());
-  const UpdateConstants k = make_update_constants(params, state.out(), state.in());
-  Kokkos::deep_copy(space, skipped_rows, std::int64_t(0));
-  Impl::RowUpdateKernel<ExecSpace> kernel{state.codes, state.scale, state.v,
-                                          grad_w,      k,           skipped_rows};
-  kernel.enqueue(space, params.team_size);
+  Impl::dispatch_update(space, state, grad_w, params, skipped_rows);
 }
 
 template <class ExecSpace>

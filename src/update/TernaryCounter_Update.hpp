@@ -13,10 +13,6 @@
 
 namespace TernaryCounter {
 
-/// Where the asynchronous calls write how many rows they left untouched (a non-finite gradient).
-template <class MemorySpace>
-using SkippedRowsView = Kokkos::View<std::int64_t, MemorySpace>;
-
 /// One update step of every row of `state` from `grad_w` [out, in] on `space`.
 /// Rows whose gradient is not finite are left untouched and counted in the report.
 /// Throws std::invalid_argument (and changes nothing) on bad params or extents.

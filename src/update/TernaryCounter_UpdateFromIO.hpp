@@ -5,7 +5,6 @@
 
 #include "TernaryCounter_PackedState.hpp"
 #include "TernaryCounter_Params.hpp"
-#include "TernaryCounter_Update.hpp"
 #include "TernaryCounter_ViewTypes.hpp"
 
 #include <Kokkos_Core.hpp>
@@ -14,9 +13,6 @@
 #include <type_traits>
 
 namespace TernaryCounter {
-
-template <class MemorySpace>
-using InputView = Kokkos::View<const float**, Kokkos::LayoutRight, MemorySpace>;
 
 /// Gradient rows update_from_io works on at once for a workspace budget of `budget_bytes`
 /// (0 = the backend's default: 256 MiB on GPUs, 8 MiB on host backends): about budget / (4 in)

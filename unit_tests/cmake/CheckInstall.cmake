@@ -2,7 +2,7 @@
 # cmake -DBUILD=<build dir> -DPREFIX=<empty folder> -P CheckInstall.cmake
 # What `cmake --install` gives a user: the public headers, each of whose quoted includes is
 # installed too; not the kernels (impl/), their tuning constants (TernaryCounter_Tiling.hpp), the
-# row arithmetic (TernaryCounter_RowMath.hpp) or the tests' oracle (TernaryCounter_Reference.hpp);
+# row arithmetic (TernaryCounter_RowMath.hpp) or the tests' oracle (Reference.hpp);
 # the LICENSE.
 file(REMOVE_RECURSE "${PREFIX}")
 execute_process(COMMAND ${CMAKE_COMMAND} --install "${BUILD}" --prefix "${PREFIX}"
@@ -14,8 +14,8 @@ set(include "${PREFIX}/include")
 if(NOT EXISTS "${include}/TernaryCounter.hpp")
   message(FATAL_ERROR "TernaryCounter.hpp was not installed in ${include}")
 endif()
-if(EXISTS "${include}/TernaryCounter_Reference.hpp")
-  message(FATAL_ERROR "the test oracle TernaryCounter_Reference.hpp is installed as a public header")
+if(EXISTS "${include}/Reference.hpp")
+  message(FATAL_ERROR "the test oracle Reference.hpp is installed as a public header")
 endif()
 # Every TernaryCounter header in the prefix, in any folder (Kokkos installs an impl/ of its own).
 file(GLOB_RECURSE headers RELATIVE "${include}" "${include}/TernaryCounter*.hpp")

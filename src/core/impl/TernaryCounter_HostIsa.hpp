@@ -27,36 +27,108 @@
 #endif
 #endif
 
+// Host code that may ask the CPU what it runs (the int8 engines choose at run time in every
+// build).
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && !defined(__CUDACC__) && \
+    !defined(__HIPCC__)
+#define TERNARYCOUNTER_HOST_X86 1
+#include <cpuid.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#else
+#define TERNARYCOUNTER_HOST_X86 0
+#endif
+
 namespace TernaryCounter::Impl {
 
-#if TERNARYCOUNTER_HOST_ISA_DISPATCH
-/// The copy that TERNARYCOUNTER_HOST_ISA asks for ("baseline" or "avx2"; the tests use it to run
-/// every copy on one CPU), or nullptr.
-inline const char* host_isa_forced() {
-  static const char* forced = std::getenv("TERNARYCOUNTER_HOST_ISA");
-  return forced;
+/// The hosts' engines of the integer products (HostInt8Gemm.hpp).
+enum class HostInt8Engine { portable, vnni, amx };
+
+/// What the host kernels run on this CPU, decided once per process (host_isa()).
+/// TERNARYCOUNTER_HOST_ISA restricts it so that the tests run every copy on one CPU: "baseline"
+/// (no AVX2 copies, the portable int8 engine), "avx2" (AVX2 copies, no AVX-512, the portable
+/// int8 engine), "avx512" (VNNI but not AMX; the FP32 tiles keep the AVX2 micro-tiles).
+struct HostIsa {
+  bool avx2_fma = false;         ///< the team kernels' AVX2 + FMA copies
+  bool avx512_tiles = false;     ///< the FP32 tile GEMMs' AVX-512 micro-tiles
+  bool avx512_quantize = false;  ///< the int8 host quantizers' AVX-512 copies
+  bool vbmi = false;             ///< packed codes decoded in vector registers (vpermb)
+  HostInt8Engine int8_engine = HostInt8Engine::portable;
+};
+
+#if TERNARYCOUNTER_HOST_X86
+/// AMX-TILE and AMX-INT8 in CPUID leaf 7 (EDX bits 24 and 25); not every compiler's
+/// __builtin_cpu_supports knows them.
+inline bool cpu_has_amx_int8() {
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  if (!__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx)) return false;
+  return (edx >> 24 & 1u) != 0 && (edx >> 25 & 1u) != 0;
 }
 
+/// Whether the kernel lets this process use the AMX tile data (Linux asks for it once).
+inline bool amx_permitted() {
+  static const bool permitted = [] {
+    constexpr long arch_req_xcomp_perm = 0x1023, xfeature_xtiledata = 18;
+    return syscall(SYS_arch_prctl, arch_req_xcomp_perm, xfeature_xtiledata) == 0;
+  }();
+  return permitted;
+}
+#endif
+
+/// This CPU's HostIsa under TERNARYCOUNTER_HOST_ISA = `forced` (nullptr: unset).
+inline HostIsa detect_host_isa([[maybe_unused]] const char* forced) {
+  HostIsa isa;
+#if TERNARYCOUNTER_HOST_X86
+  const bool named_avx512 = forced != nullptr && std::strcmp(forced, "avx512") == 0;
+  const bool named_baseline = forced != nullptr && std::strcmp(forced, "baseline") == 0;
+  const bool avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
+                      __builtin_cpu_supports("avx512bw");
+  isa.avx2_fma = !named_baseline && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  isa.avx512_tiles =
+      forced == nullptr && isa.avx2_fma && avx512 && __builtin_cpu_supports("avx512dq");
+  isa.avx512_quantize = (forced == nullptr || named_avx512) && avx512;
+  isa.vbmi = __builtin_cpu_supports("avx512vbmi");
+  const bool vnni = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                    __builtin_cpu_supports("avx512vnni");
+  if (forced == nullptr) {
+    const bool amx = vnni && cpu_has_amx_int8() && amx_permitted();
+    isa.int8_engine = amx    ? HostInt8Engine::amx
+                      : vnni ? HostInt8Engine::vnni
+                             : HostInt8Engine::portable;
+  } else {
+    isa.int8_engine = named_avx512 && vnni ? HostInt8Engine::vnni : HostInt8Engine::portable;
+  }
+#endif
+  return isa;
+}
+
+inline HostIsa& host_isa_decision() {
+  static HostIsa isa = detect_host_isa(std::getenv("TERNARYCOUNTER_HOST_ISA"));
+  return isa;
+}
+
+/// The host kernels' instruction sets: read once per process, the one place that does.
+inline const HostIsa& host_isa() {
+  return host_isa_decision();
+}
+
+/// Tests: decides again as if TERNARYCOUNTER_HOST_ISA were `forced` (nullptr: unset). Not while
+/// a kernel runs.
+inline void force_host_isa(const char* forced) {
+  host_isa_decision() = detect_host_isa(forced);
+}
+
+#if TERNARYCOUNTER_HOST_ISA_DISPATCH
 /// True when the CPU runs AVX2 and FMA and TERNARYCOUNTER_HOST_ISA is not "baseline".
 inline bool host_runs_avx2_fma() {
-  static const bool runs = [] {
-    const char* forced = host_isa_forced();
-    if (forced != nullptr && std::strcmp(forced, "baseline") == 0) return false;
-    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  }();
-  return runs;
+  return host_isa().avx2_fma;
 }
 
 /// True when the CPU also runs AVX-512 (F, VL, BW, DQ) and TERNARYCOUNTER_HOST_ISA names no
 /// copy: the tile GEMMs then run with micro-tiles for its 32 vector registers, as a build for
 /// that CPU does (the AVX2 copy's micro-tiles leave half of those registers unused).
 inline bool host_runs_avx512() {
-  static const bool runs = [] {
-    return host_isa_forced() == nullptr && host_runs_avx2_fma() &&
-           __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
-           __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq");
-  }();
-  return runs;
+  return host_isa().avx512_tiles;
 }
 
 // Instruction sets only: GCC inlines nothing across a different arch= or tune=, so

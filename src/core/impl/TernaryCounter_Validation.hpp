@@ -14,6 +14,21 @@
 
 namespace TernaryCounter::Impl {
 
+/// The largest M of an int8 update_from_io: |G| <= 127 * 127 * M must fit in int32.
+inline constexpr std::int64_t int8_max_samples = 133144;
+/// The largest depth of an int8 forward (in) or backward_input (out): 127 * depth in int32.
+inline constexpr std::int64_t int8_max_depth = 16909320;
+
+/// Throws std::invalid_argument when `value` exceeds the integer path's bound.
+inline void require_int8_bound(const char* call, const char* what, std::int64_t value,
+                               std::int64_t bound) {
+  if (value <= bound) return;
+  std::ostringstream msg;
+  msg << "TernaryCounter::" << call << ": " << what << " = " << value << " exceeds " << bound
+      << ", the integer path's bound (its int32 sums would overflow; SPEC §6)";
+  throw std::invalid_argument(msg.str());
+}
+
 inline void require_extent(const char* call, const char* what, std::int64_t actual,
                            const char* expected_what, std::int64_t expected) {
   if (actual == expected) return;

@@ -8,8 +8,8 @@
 #include <Kokkos_Profiling_ScopedRegion.hpp>
 #include "core/impl/TernaryCounter_ExecutionSpaces.hpp"
 #include "core/impl/TernaryCounter_Validation.hpp"
-#include "products/impl/TernaryCounter_IntegerPath.hpp"
 #include "products/impl/TernaryCounter_Tiling.hpp"
+#include "update/impl/TernaryCounter_Int8UpdatePhases.hpp"
 
 #include <algorithm>
 #include <string>

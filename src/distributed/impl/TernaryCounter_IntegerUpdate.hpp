@@ -9,7 +9,7 @@
 #include "TernaryCounter_Communicator.hpp"
 #include "TernaryCounter_DistributedUpdate.hpp"
 
-#include "products/impl/TernaryCounter_IntegerPath.hpp"
+#include "update/impl/TernaryCounter_Int8UpdatePhases.hpp"
 
 #include <cstdint>
 #include <vector>

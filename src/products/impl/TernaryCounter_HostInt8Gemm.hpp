@@ -17,6 +17,7 @@
 #pragma once
 
 #include "TernaryCounter_Codes.hpp"
+#include "core/impl/TernaryCounter_HostIsa.hpp"
 #include "products/impl/TernaryCounter_IntegerOperands.hpp"
 
 #include <Kokkos_Core.hpp>
@@ -30,10 +31,7 @@
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && !defined(__CUDACC__) && \
     !defined(__HIPCC__)
 #define TERNARYCOUNTER_HOST_VNNI 1
-#include <cpuid.h>
 #include <immintrin.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 #else
 #define TERNARYCOUNTER_HOST_VNNI 0
 #endif
@@ -46,63 +44,21 @@ inline constexpr int amx_rows = 32;    ///< rows of an AMX micro-tile: two 16-ro
 inline constexpr int amx_depth = 64;   ///< depths of one AMX tile product
 inline constexpr std::int64_t panel_budget_bytes = 256 << 10;  ///< a packed panel, in L2
 
-enum class Engine { portable, vnni, amx };
+using Engine = HostInt8Engine;
 
-#if TERNARYCOUNTER_HOST_VNNI
-/// AMX-TILE and AMX-INT8 in CPUID leaf 7 (EDX bits 24 and 25); not every compiler's
-/// __builtin_cpu_supports knows them.
-inline bool cpu_has_amx_int8() {
-  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
-  if (!__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx)) return false;
-  return (edx >> 24 & 1u) != 0 && (edx >> 25 & 1u) != 0;
-}
-
-/// Whether the kernel lets this process use the AMX tile data (Linux asks for it once).
-inline bool amx_permitted() {
-  static const bool permitted = [] {
-    constexpr long arch_req_xcomp_perm = 0x1023, xfeature_xtiledata = 18;
-    return syscall(SYS_arch_prctl, arch_req_xcomp_perm, xfeature_xtiledata) == 0;
-  }();
-  return permitted;
-}
-#endif
-
-/// Whether the host quantizer runs its AVX-512 copy (the CPU has it; TERNARYCOUNTER_HOST_ISA
-/// unset or avx512).
+/// Whether the host quantizer runs its AVX-512 copy (host_isa()).
 inline bool runs_avx512() {
-#if TERNARYCOUNTER_HOST_VNNI
-  static const bool cpu = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-                          __builtin_cpu_supports("avx512vl");
-  const char* forced = std::getenv("TERNARYCOUNTER_HOST_ISA");
-  return cpu && (forced == nullptr || std::strcmp(forced, "avx512") == 0);
-#else
-  return false;
-#endif
+  return host_isa().avx512_quantize;
 }
 
 /// Whether the CPU decodes packed codes in vector registers (vpermb, vpmultishiftqb).
 inline bool runs_vbmi() {
-#if TERNARYCOUNTER_HOST_VNNI
-  static const bool vbmi = __builtin_cpu_supports("avx512vbmi");
-  return vbmi;
-#else
-  return false;
-#endif
+  return host_isa().vbmi;
 }
 
-/// The engine of this CPU and TERNARYCOUNTER_HOST_ISA (read on every call: tests change it).
+/// The engine of this CPU and TERNARYCOUNTER_HOST_ISA (host_isa()).
 inline Engine engine() {
-#if TERNARYCOUNTER_HOST_VNNI
-  static const bool vnni = __builtin_cpu_supports("avx512f") &&
-                           __builtin_cpu_supports("avx512bw") &&
-                           __builtin_cpu_supports("avx512vnni");
-  static const bool amx = vnni && cpu_has_amx_int8() && amx_permitted();
-  const char* forced = std::getenv("TERNARYCOUNTER_HOST_ISA");
-  if (forced == nullptr) return amx ? Engine::amx : vnni ? Engine::vnni : Engine::portable;
-  return std::strcmp(forced, "avx512") == 0 && vnni ? Engine::vnni : Engine::portable;
-#else
-  return Engine::portable;
-#endif
+  return host_isa().int8_engine;
 }
 
 static_assert(amx_depth == int8_depth_padding && amx_rows <= int8_padding_rows);

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
-#include "TernaryCounter_ConformanceCase.hpp"
+#include "ConformanceCase.hpp"
 
 #include <cmath>
 #include <fstream>

@@ -6,7 +6,7 @@
 // hardware threads, or OMP_NUM_THREADS) is lowered to the limit, said on stderr.
 #pragma once
 
-#include "TernaryCounter_CommandLine.hpp"
+#include "CommandLine.hpp"
 
 #include <Kokkos_Core.hpp>
 

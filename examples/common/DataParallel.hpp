@@ -6,7 +6,7 @@
 // prints and saves the same bits for any number of ranks (only rank 0 prints and writes).
 #pragma once
 
-#include "TernaryCounter_ContentIdentity.hpp"
+#include "ContentIdentity.hpp"
 
 #include <TernaryCounter.hpp>
 

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Plain host loops of SPEC §6 (the integer path): the oracle the tests and the int_* case
 // generator compare the integer kernels with. Written from the SPEC's text, sharing nothing with
-// the kernels but the hash and the row update of §3 (TernaryCounter_Reference.hpp).
+// the kernels but the hash and the row update of §3 (Reference.hpp).
 #pragma once
 
-#include "TernaryCounter_Reference.hpp"
+#include "Reference.hpp"
 
 #include <cmath>
 #include <cstdint>

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // IDX parsing and the gzip layer (zlib's inflate with automatic gzip header detection).
-#include "TernaryCounter_Idx.hpp"
+#include "Idx.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>

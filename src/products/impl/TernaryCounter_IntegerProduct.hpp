@@ -1,0 +1,46 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+// C = A B of the integer products (SPEC §6) on the engine a dispatcher picked: the hosts' VNNI or
+// AMX engine, or the portable one (every backend).
+#pragma once
+
+#include "core/impl/TernaryCounter_HostIsa.hpp"
+#include "products/impl/TernaryCounter_HostInt8Gemm.hpp"
+#include "products/impl/TernaryCounter_IntegerOperands.hpp"
+#include "quantize/impl/TernaryCounter_QuantizedRows.hpp"
+
+#include <Kokkos_Core.hpp>
+
+#include <cstdint>
+#include <string>
+#include <type_traits>
+
+namespace TernaryCounter::Impl {
+
+/// Whether ExecSpace runs on the host (its engines are chosen by host_isa()).
+template <class ExecSpace>
+constexpr bool host_space = std::is_same_v<typename ExecSpace::memory_space, Kokkos::HostSpace>;
+
+/// C = A B by the hosts' VNNI or AMX engine where `engine` names one, else by the portable
+/// engine.
+template <class ExecSpace, class B, class Epilogue>
+void run_integer_product(const ExecSpace& space, HostInt8Engine engine,
+                         const QuantizedRows<typename ExecSpace::memory_space>& a, const B& b,
+                         int C, std::int64_t rows, std::int64_t cols, const Epilogue& epilogue,
+                         const char* label) {
+  using Mem = typename ExecSpace::memory_space;
+  const Int8Rows<Mem> rows_a{a.q};
+  if constexpr (host_space<ExecSpace>) {
+    if (engine != HostInt8Engine::portable) {
+      space.fence(label);  // the quantizers' results are read by host threads below
+      const char* suffix = engine == HostInt8Engine::amx ? "::amx" : "::vnni";
+      HostInt8::gemm(engine, space, rows_a, a.sums.data(), b, C, rows, cols, epilogue,
+                     (std::string(label) + suffix).c_str());
+      return;
+    }
+  }
+  PortableIntegerProduct<ExecSpace, B, Epilogue>{rows_a, b,    epilogue,
+                                                 rows,   cols, std::int64_t(a.q.extent(1)) / 4}
+      .run(space, label);
+}
+
+}  // namespace TernaryCounter::Impl

@@ -1,0 +1,31 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+// The one dispatcher of forward and backward_input: the public calls check their arguments and
+// hand over here; this reads the precision, the backend, the shape and the host's instruction
+// sets once and picks the engine (ProductDispatch.cpp). A new engine is hooked in there.
+#pragma once
+
+#include "TernaryCounter_PackedState.hpp"
+#include "TernaryCounter_Precision.hpp"
+#include "TernaryCounter_ViewTypes.hpp"
+
+#include <cstdint>
+
+namespace TernaryCounter::Impl {
+
+/// y = x W^T (arguments already checked).
+template <class ExecSpace>
+void dispatch_forward(const ExecSpace& space,
+                      const PackedState<typename ExecSpace::memory_space>& state,
+                      const InputView<typename ExecSpace::memory_space>& x,
+                      const OutputView<typename ExecSpace::memory_space>& y,
+                      const ProductOptions& options);
+
+/// grad_x = grad_out W (arguments already checked).
+template <class ExecSpace>
+void dispatch_backward_input(const ExecSpace& space,
+                             const PackedState<typename ExecSpace::memory_space>& state,
+                             const InputView<typename ExecSpace::memory_space>& grad_out,
+                             const OutputView<typename ExecSpace::memory_space>& grad_x,
+                             const ProductOptions& options);
+
+}  // namespace TernaryCounter::Impl

@@ -1,0 +1,134 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+// The quantizer of forward's x and backward_input's grad_out (SPEC §6): each row to int8 from its
+// absmax, nearest or stochastic.
+#pragma once
+
+#include "TernaryCounter_ViewTypes.hpp"
+#include "products/impl/TernaryCounter_HostInt8Gemm.hpp"
+#include "quantize/impl/TernaryCounter_Quantize.hpp"
+#include "quantize/impl/TernaryCounter_QuantizedRows.hpp"
+#include "quantize/impl/TernaryCounter_VectorRowQuantizer.hpp"
+
+#include <Kokkos_Core.hpp>
+
+#include <cstdint>
+#include <type_traits>
+
+namespace TernaryCounter::Impl {
+
+/// Quantizes each row r of src [R, K] (times column_scale[k] when Scaled) to q(r, :): nearest,
+/// or stochastic on the stream `key` with elem = (first_row + r) * K + k (SPEC §6, forward /
+/// backward_input; first_row: the global index of row 0).
+/// GPUs: a team per row, the absmax a team reduction (a max: any order). Hosts: a thread per row
+/// in loops that vectorize.
+template <class ExecSpace, bool Scaled, bool Stochastic>
+struct RowQuantizer {
+  using Mem = typename ExecSpace::memory_space;
+  using member_type = typename Kokkos::TeamPolicy<ExecSpace>::member_type;
+  static constexpr bool host = std::is_same_v<Mem, Kokkos::HostSpace>;
+  InputView<Mem> src;
+  Kokkos::View<const float*, Mem> column_scale;
+  QuantizedRows<Mem> dst;
+  std::uint32_t key = 0;
+  std::int64_t first_row = 0;
+  bool avx512 = false;  ///< hosts: the AVX-512 copy of the nearest rounding (set by run)
+
+  KOKKOS_INLINE_FUNCTION float value(std::int64_t r, std::int64_t k) const {
+    if constexpr (Scaled) {
+      return src(r, k) * column_scale(k);
+    } else {
+      return src(r, k);
+    }
+  }
+  KOKKOS_INLINE_FUNCTION int quantize(const QuantizeRule& rule, std::uint32_t row_elem,
+                                      std::int64_t r, std::int64_t k) const {
+    if constexpr (Stochastic) {
+      return rule.stochastic(value(r, k), uniform01(key, row_elem + std::uint32_t(k)));
+    } else {
+      return rule.nearest(value(r, k));
+    }
+  }
+
+  /// Hosts: row r by one thread.
+  KOKKOS_INLINE_FUNCTION void operator()(std::int64_t r) const {
+    const std::int64_t depth = src.extent(1), padded = dst.q.extent(1);
+    std::uint32_t amax_bits = 0;
+    for (std::int64_t k = 0; k < depth; ++k) {
+      const std::uint32_t b = absmax_term_bits(value(r, k));
+      amax_bits = b > amax_bits ? b : amax_bits;
+    }
+    const float amax = absmax_from_bits(amax_bits);
+    const QuantizeRule rule(amax);
+    const std::uint32_t row_elem = element_index(first_row + r, depth, 0);
+    std::int32_t sum = 0;
+    bool vectorized = false;
+#if TERNARYCOUNTER_HOST_VNNI
+    if constexpr (host && !Scaled && !Stochastic) {
+      if (avx512 && !rule.zero) {
+        sum = HostInt8::quantize_nearest_row(&src(r, 0), depth, amax, &dst.q(r, 0));
+        vectorized = true;
+      }
+    }
+#endif
+    for (std::int64_t k = 0; k < depth && !vectorized; ++k) {
+      const int q = quantize(rule, row_elem, r, k);
+      dst.q(r, k) = std::int8_t(q);
+      sum += q;
+    }
+    for (std::int64_t k = depth; k < padded; ++k) dst.q(r, k) = 0;
+    dst.scale(r) = dequantization_scale(amax);
+    dst.sums(r) = sum;
+  }
+
+  /// GPUs: row league_rank() by a team.
+  KOKKOS_INLINE_FUNCTION void operator()(const member_type& team) const {
+    const std::int64_t r = team.league_rank();
+    const std::int64_t depth = src.extent(1), padded = dst.q.extent(1);
+    float amax = 0.0f;
+    Kokkos::parallel_reduce(
+        Kokkos::TeamThreadRange(team, depth),
+        [&](std::int64_t k, float& m) { m = absmax_join(m, absmax_term(value(r, k))); },
+        Kokkos::Max<float>(amax));
+    amax = absmax_join(0.0f, amax);  // a row of no columns
+    const QuantizeRule rule(amax);
+    const std::uint32_t row_elem = element_index(first_row + r, depth, 0);
+    std::int32_t sum = 0;
+    Kokkos::parallel_reduce(
+        Kokkos::TeamThreadRange(team, padded),
+        [&](std::int64_t k, std::int32_t& acc) {
+          const int q = k < depth ? quantize(rule, row_elem, r, k) : 0;
+          dst.q(r, k) = std::int8_t(q);
+          acc += q;
+        },
+        sum);
+    Kokkos::single(Kokkos::PerTeam(team), [&]() {
+      dst.scale(r) = dequantization_scale(amax);
+      dst.sums(r) = sum;
+    });
+  }
+
+  void run(const ExecSpace& space, const char* label) const {
+    if constexpr (host) {
+      RowQuantizer rows = *this;
+      rows.avx512 = HostInt8::runs_avx512();  // once per launch, outside the kernel
+      Kokkos::parallel_for(label,
+                           Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(
+                               space, 0, std::int64_t(src.extent(0))),
+                           rows);
+    } else {
+#ifdef KOKKOS_ENABLE_CUDA
+      if constexpr (std::is_same_v<ExecSpace, Kokkos::Cuda>) {  // rows of whole float4s
+        using Vector = VectorRowQuantizer<ExecSpace, Scaled, Stochastic>;
+        if (Vector::runs(src, column_scale)) {
+          Vector{src, column_scale, dst.q, dst.scale, dst.sums, key, first_row}.run(space, label);
+          return;
+        }
+      }
+#endif
+      Kokkos::parallel_for(label, Kokkos::TeamPolicy<ExecSpace>(space, src.extent(0), Kokkos::AUTO),
+                           *this);
+    }
+  }
+};
+
+}  // namespace TernaryCounter::Impl

@@ -1,0 +1,76 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+// The integer products on a vendor's int8 GEMM (CUDA: cuBLAS), W decoded to int8 one bounded
+// block at a time; elsewhere none runs (vendor_int8_gemm answers false).
+#pragma once
+
+#include "TernaryCounter_PackedState.hpp"
+#include "TernaryCounter_ViewTypes.hpp"
+#include "core/impl/TernaryCounter_ScratchArena.hpp"
+#include "products/impl/TernaryCounter_DecodedBlocks.hpp"
+#include "quantize/impl/TernaryCounter_QuantizedRows.hpp"
+#include "vendor/TernaryCounter_CublasInt8.hpp"
+
+#include <Kokkos_Core.hpp>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <type_traits>
+
+namespace TernaryCounter::Impl {
+
+/// The scratch of a block of decoded weights: `rows` rows (at most) of `depth` int8.
+inline std::size_t decoded_block_scratch(std::int64_t rows, std::int64_t depth) {
+  return scratch_bytes<std::int8_t>(decoded_block_rows(rows, depth) * depth);
+}
+
+/// Whether the products of ExecSpace run on a vendor's int8 GEMM (cublas_int8_gemm).
+template <class ExecSpace>
+#ifdef KOKKOS_ENABLE_CUDA
+constexpr bool vendor_gemm_space = std::is_same_v<ExecSpace, Kokkos::Cuda>;
+#else
+constexpr bool vendor_gemm_space = false;
+#endif
+
+/// The vendor's int8 GEMM c = a b^T into an output's memory (see cublas_int8_gemm): none here.
+template <class ExecSpace>
+bool vendor_int8_gemm(const ExecSpace&, std::int64_t, std::int64_t, std::int64_t,
+                      const std::int8_t*, std::int64_t, const std::int8_t*, std::int64_t, float*,
+                      std::int64_t) {
+  return false;
+}
+#ifdef KOKKOS_ENABLE_CUDA
+inline bool vendor_int8_gemm(const Kokkos::Cuda& space, std::int64_t rows, std::int64_t cols,
+                             std::int64_t depth, const std::int8_t* a, std::int64_t lda,
+                             const std::int8_t* b, std::int64_t ldb, float* c, std::int64_t ldc) {
+  return cublas_int8_gemm(space, rows, cols, depth, a, lda, b, ldb,
+                          reinterpret_cast<std::int32_t*>(c), ldc);
+}
+#endif
+
+/// out [M, cols] = a W' on the vendor GEMM, W' decoded one block at a time by Decode (forward:
+/// rows of W, backward_input: columns of W), then the epilogue in place; false where the GEMM
+/// cannot run.
+template <template <class> class Decode, class ExecSpace, class Epilogue>
+bool vendor_product(const ExecSpace& space, ScratchArena<ExecSpace>& arena,
+                    const PackedState<typename ExecSpace::memory_space>& state,
+                    const QuantizedRows<typename ExecSpace::memory_space>& a,
+                    const OutputView<typename ExecSpace::memory_space>& out,
+                    const Epilogue& epilogue, const char* label) {
+  const std::int64_t M = out.extent(0), cols = out.extent(1), depth = a.q.extent(1);
+  const std::int64_t block = decoded_block_rows(cols, depth);
+  const Int8Matrix<typename ExecSpace::memory_space> w(
+      arena.template take<std::int8_t>(block * depth), block, depth);
+  for (std::int64_t c0 = 0; c0 < cols; c0 += block) {
+    const std::int64_t n = std::min(block, cols - c0);
+    Decode<ExecSpace>{state.codes, state.C, w, c0, n}.run(space);
+    if (!vendor_int8_gemm(space, M, n, depth, a.q.data(), depth, w.data(), depth, out.data() + c0,
+                          out.stride(0))) {
+      return false;
+    }
+  }
+  finish_in_place(space, out, M, cols, epilogue, label);
+  return true;
+}
+
+}  // namespace TernaryCounter::Impl
