@@ -29,26 +29,6 @@ namespace {
 
 using HostSpace = Kokkos::DefaultHostExecutionSpace;
 
-template <class F>
-void on_device(std::int64_t device, std::uintptr_t stream, F&& f) {
-  if (device < 0) {
-    check_host_usable();
-    py::gil_scoped_release release;
-    f(HostSpace{});
-    HostSpace{}.fence("TernaryCounter::python::distributed_host_call");
-    return;
-  }
-#if defined(KOKKOS_ENABLE_CUDA)
-  const Kokkos::Cuda space = stream_instance(device, stream);
-  py::gil_scoped_release release;
-  f(space);
-#else
-  (void)stream;
-  throw py::value_error("ternarycounter.distributed: a tensor is on a GPU (cuda:" +
-                        std::to_string(device) + ") but this build runs on the host");
-#endif
-}
-
 template <class Mem>
 tc::InputView<Mem> input_at(std::uintptr_t address, std::int64_t rows, std::int64_t cols) {
   return tc::InputView<Mem>(reinterpret_cast<const float*>(address), rows, cols);
@@ -72,7 +52,7 @@ void tensor_int8_column_absmax(std::int64_t device, std::uintptr_t stream, std::
                                std::uintptr_t grad_out, std::int64_t rows, std::int64_t out,
                                std::int64_t in, std::uintptr_t absmax) {
   require(rows >= 0 && out >= 1 && in >= 4 && in % 4 == 0, "bad extents");
-  on_device(device, stream, [&](const auto& space) {
+  on_device("ternarycounter.distributed", device, stream, [&](const auto& space) {
     using Mem = typename std::decay_t<decltype(space)>::memory_space;
     tc::Impl::int8_column_absmax(space, input_at<Mem>(x, rows, in),
                                  input_at<Mem>(grad_out, rows, out),
@@ -90,7 +70,7 @@ void tensor_int8_gradient_sums(std::int64_t device, std::uintptr_t stream, std::
           "the block's samples are not within the global batch");
   tc::Impl::require_int8_bound("distributed update_from_io", "M (global samples)", global_samples,
                                tc::Impl::int8_max_samples);
-  on_device(device, stream, [&](const auto& space) {
+  on_device("ternarycounter.distributed", device, stream, [&](const auto& space) {
     using Mem = typename std::decay_t<decltype(space)>::memory_space;
     tc::Impl::int8_gradient_sums(space, input_at<Mem>(x, rows, in),
                                  input_at<Mem>(grad_out, rows, out),
@@ -119,7 +99,7 @@ void tensor_int8_update_from_sums(std::int64_t device, std::uintptr_t stream, st
   p.precision = tc::Precision::int8;
   p.row_offset = first_row;
   p.validate();
-  on_device(device, stream, [&](const auto& space) {
+  on_device("ternarycounter.distributed", device, stream, [&](const auto& space) {
     using Mem = typename std::decay_t<decltype(space)>::memory_space;
     tc::PackedState<Mem> block;
     block.C = C;
@@ -144,7 +124,7 @@ void tensor_backward_input_at(std::int64_t device, std::uintptr_t stream, std::u
   options.precision = tc::Precision::int8;
   options.seed = seed;
   options.sample_offset = sample_offset;
-  on_device(device, stream, [&](const auto& space) {
+  on_device("ternarycounter.distributed", device, stream, [&](const auto& space) {
     using Mem = typename std::decay_t<decltype(space)>::memory_space;
     tc::PackedState<Mem> state;
     state.C = C;

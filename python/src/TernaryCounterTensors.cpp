@@ -104,35 +104,12 @@ Kokkos::Cuda cuda_instance(std::int64_t device, std::uintptr_t stream) {
 }
 #endif
 
-// Calls f(space, memory_space_tag) on the space that runs tensors of `device`.
-template <class F>
-void on_device(std::int64_t device, std::uintptr_t stream, F&& f) {
-  if (device < 0) {
-    check_host_usable();
-    py::gil_scoped_release release;
-    f(HostSpace{});
-    HostSpace{}.fence("TernaryCounter::python::host_call");
-    return;
-  }
-#if defined(KOKKOS_ENABLE_CUDA)
-  const Kokkos::Cuda space = cuda_instance(device, stream);
-  py::gil_scoped_release release;
-  f(space);
-#else
-  (void)stream;
-  throw py::value_error("TernaryLinear: a tensor is on a GPU (cuda:" + std::to_string(device) +
-                        ") but this build of ternarycounter runs on the host (" +
-                        std::string(HostSpace::name()) +
-                        "); build it with the cuda preset, or move the layer to the CPU");
-#endif
-}
-
 void tensor_forward(std::int64_t device, std::uintptr_t stream, std::uintptr_t codes,
                     std::uintptr_t scale, std::int64_t out, std::int64_t in, int C,
                     std::uintptr_t x, std::int64_t rows, std::uintptr_t y,
                     const std::string& precision) {
   const tc::ProductOptions options{precision_of("TernaryLinear", precision), 0};
-  on_device(device, stream, [&](const auto& space) {
+  on_device("TernaryLinear", device, stream, [&](const auto& space) {
     using Mem = typename std::decay_t<decltype(space)>::memory_space;
     tc::forward(space, state_at<Mem>(codes, scale, 0, out, in, C), input_at<Mem>(x, rows, in),
                 output_at<Mem>(y, rows, out), options);
@@ -144,7 +121,7 @@ void tensor_backward_input(std::int64_t device, std::uintptr_t stream, std::uint
                            std::uintptr_t grad_out, std::int64_t rows, std::uintptr_t grad_x,
                            const std::string& precision, std::uint32_t seed) {
   const tc::ProductOptions options{precision_of("TernaryLinear", precision), seed};
-  on_device(device, stream, [&](const auto& space) {
+  on_device("TernaryLinear", device, stream, [&](const auto& space) {
     using Mem = typename std::decay_t<decltype(space)>::memory_space;
     tc::backward_input(space, state_at<Mem>(codes, scale, 0, out, in, C),
                        input_at<Mem>(grad_out, rows, out), output_at<Mem>(grad_x, rows, in),
@@ -172,7 +149,7 @@ void tensor_update_from_io(std::int64_t device, std::uintptr_t stream, std::uint
   p.lagged = lagged;
   p.precision = precision_of("TernaryLinear", precision);
   p.validate();
-  on_device(device, stream, [&](const auto& space) {
+  on_device("TernaryLinear", device, stream, [&](const auto& space) {
     using Mem = typename std::decay_t<decltype(space)>::memory_space;
     tc::update_from_io(space, state_at<Mem>(codes, scale, v, out, in, C),
                        input_at<Mem>(x, rows, in), input_at<Mem>(grad_out, rows, out), p,

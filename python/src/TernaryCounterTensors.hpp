@@ -8,6 +8,7 @@
 #include <Kokkos_Core.hpp>
 
 #include <cstdint>
+#include <string>
 
 namespace TernaryCounterPython {
 
@@ -36,5 +37,31 @@ void register_distributed_calls(pybind11::module_& m);
 /// The Kokkos::Cuda instance of a CUDA stream of `device` (one per stream, kept).
 Kokkos::Cuda stream_instance(std::int64_t device, std::uintptr_t stream);
 #endif
+
+/// Calls f(space) on the execution space that runs tensors of `device` (-1: the host, fenced
+/// after the call; else the instance of `stream`), without the GIL. `caller` names the Python
+/// call in the error of a GPU tensor given to a host-only build.
+template <class F>
+void on_device(const char* caller, std::int64_t device, std::uintptr_t stream, F&& f) {
+  using HostSpace = Kokkos::DefaultHostExecutionSpace;
+  if (device < 0) {
+    check_host_usable();
+    pybind11::gil_scoped_release release;
+    f(HostSpace{});
+    HostSpace{}.fence("TernaryCounter::python::host_call");
+    return;
+  }
+#if defined(KOKKOS_ENABLE_CUDA)
+  const Kokkos::Cuda space = stream_instance(device, stream);
+  pybind11::gil_scoped_release release;
+  f(space);
+#else
+  (void)stream;
+  throw pybind11::value_error(
+      std::string(caller) + ": a tensor is on a GPU (cuda:" + std::to_string(device) +
+      ") but this build of ternarycounter runs on the host (" + std::string(HostSpace::name()) +
+      "); build it with the cuda preset, or move the layer to the CPU");
+#endif
+}
 
 }  // namespace TernaryCounterPython
