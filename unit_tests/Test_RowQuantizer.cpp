@@ -84,8 +84,9 @@ TEST(RowQuantizer, NearestRoundingIsTheReference) {
   using namespace Reference::Int8;
   for_each_copy([] {
     SplitMix64 rng(21);
-    for (const auto& [R, K] : std::vector<std::pair<std::int64_t, std::int64_t>>{
+    for (const auto& shape : std::vector<std::pair<std::int64_t, std::int64_t>>{
              {1, 1}, {3, 16}, {4, 37}, {5, 64}, {9, 130}, {2, 0}}) {
+      const std::int64_t R = shape.first, K = shape.second;  // plain locals: lambdas capture them
       const std::vector<float> x = rows_with_special_values(R, K, rng);
       const Quantized got = run<false, false>(x, R, K, {}, 0, 0);
       const std::int64_t Kp = Impl::padded_depth(K);
@@ -114,8 +115,9 @@ TEST(RowQuantizer, StochasticRoundingOfScaledRowsIsTheReference) {
   for_each_copy([] {
     SplitMix64 rng(22);
     const std::uint32_t seed = 1234;
-    for (const auto& [R, K] :
+    for (const auto& shape :
          std::vector<std::pair<std::int64_t, std::int64_t>>{{1, 5}, {4, 33}, {7, 96}}) {
+      const std::int64_t R = shape.first, K = shape.second;  // plain locals: lambdas capture them
       const std::int64_t first_row = 11;
       const std::vector<float> g = rows_with_special_values(R, K, rng);
       std::vector<float> column_scale(K);
