@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // All-gather of row blocks in rank order, the last collective of the sharded updates. Host memory:
-// a ring of MPI point-to-point messages (TernaryCounter_Ring.hpp). CUDA memory: NCCL (a group of one broadcast per
-// rank, since NCCL has no variable-count all-gather) when the build has it, otherwise staged
-// through host memory.
+// a ring of MPI point-to-point messages (TernaryCounter_Ring.hpp). CUDA memory: NCCL (a group of
+// one broadcast per rank, since NCCL has no variable-count all-gather) when the build has it,
+// otherwise staged through host memory.
 #pragma once
 
 #include "TernaryCounter_Communicator.hpp"

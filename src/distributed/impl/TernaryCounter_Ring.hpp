@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
-// The library's collectives on host buffers, as rings of point-to-point messages: each rank sends to the
-// next rank and receives from the previous one, so the bytes a rank sends are known exactly and
-// counted on the Communicator. Blocks are in rank order: rank r's block of a buffer is elements
+// The library's collectives on host buffers, as rings of point-to-point messages: each rank sends
+// to the next rank and receives from the previous one, so the bytes a rank sends are known exactly
+// and counted on the Communicator. Blocks are in rank order: rank r's block of a buffer is elements
 // [first[r], first[r+1]); blocks may differ in size (and be empty).
 #pragma once
 
