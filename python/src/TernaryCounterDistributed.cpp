@@ -30,11 +30,6 @@ namespace {
 using HostSpace = Kokkos::DefaultHostExecutionSpace;
 
 template <class Mem>
-tc::InputView<Mem> input_at(std::uintptr_t address, std::int64_t rows, std::int64_t cols) {
-  return tc::InputView<Mem>(reinterpret_cast<const float*>(address), rows, cols);
-}
-
-template <class Mem>
 tc::Impl::AbsmaxBits<Mem> absmax_at(std::uintptr_t address, std::int64_t n) {
   return tc::Impl::AbsmaxBits<Mem>(reinterpret_cast<std::uint32_t*>(address), n);
 }
@@ -87,27 +82,13 @@ void tensor_int8_update_from_sums(std::int64_t device, std::uintptr_t stream, st
                                   double rms_beta, double rms_eps, double clip, std::uint32_t seed,
                                   bool lagged) {
   require(first_row >= 0 && rows >= 0 && first_row + rows <= out, "the rows are not the layer's");
-  tc::UpdateParams p;
-  p.C = C;
-  p.lr = lr;
-  p.lr_scale = lr_scale;
-  p.rms_beta = rms_beta;
-  p.rms_eps = rms_eps;
-  p.clip = clip;
-  p.seed = seed;
-  p.lagged = lagged;
+  tc::UpdateParams p = recipe_params(C, lr, lr_scale, rms_beta, rms_eps, clip, seed, lagged);
   p.precision = tc::Precision::int8;
   p.row_offset = first_row;
   p.validate();
   on_device("ternarycounter.distributed", device, stream, [&](const auto& space) {
     using Mem = typename std::decay_t<decltype(space)>::memory_space;
-    tc::PackedState<Mem> block;
-    block.C = C;
-    block.codes =
-        typename tc::PackedState<Mem>::codes_view(reinterpret_cast<std::uint8_t*>(codes), rows,
-                                                  in / tc::codes_per_group * tc::bytes_per_group);
-    block.scale = typename tc::PackedState<Mem>::row_view(reinterpret_cast<float*>(scale), rows);
-    block.v = typename tc::PackedState<Mem>::row_view(reinterpret_cast<float*>(v), rows);
+    const auto block = state_at<Mem>(codes, scale, v, rows, in, C);
     tc::Impl::int8_update_from_sums(
         space, block, sums_at<Mem>(sums, rows, in), absmax_at<Mem>(absmax, in + out), first_row, p,
         tc::SkippedRowsView<Mem>(reinterpret_cast<std::int64_t*>(skipped)));
@@ -118,7 +99,6 @@ void tensor_backward_input_at(std::int64_t device, std::uintptr_t stream, std::u
                               std::uintptr_t scale, std::int64_t out, std::int64_t in, int C,
                               std::uintptr_t grad_out, std::int64_t rows, std::uintptr_t grad_x,
                               std::uint32_t seed, std::int64_t sample_offset) {
-  tc::PackedState<Kokkos::HostSpace>::check_shape(out, in, C);
   require(sample_offset >= 0, "sample_offset must be >= 0");
   tc::ProductOptions options;
   options.precision = tc::Precision::int8;
@@ -126,13 +106,8 @@ void tensor_backward_input_at(std::int64_t device, std::uintptr_t stream, std::u
   options.sample_offset = sample_offset;
   on_device("ternarycounter.distributed", device, stream, [&](const auto& space) {
     using Mem = typename std::decay_t<decltype(space)>::memory_space;
-    tc::PackedState<Mem> state;
-    state.C = C;
-    state.codes =
-        typename tc::PackedState<Mem>::codes_view(reinterpret_cast<std::uint8_t*>(codes), out,
-                                                  in / tc::codes_per_group * tc::bytes_per_group);
-    state.scale = typename tc::PackedState<Mem>::row_view(reinterpret_cast<float*>(scale), out);
-    tc::backward_input(space, state, input_at<Mem>(grad_out, rows, out),
+    tc::backward_input(space, state_at<Mem>(codes, scale, 0, out, in, C),
+                       input_at<Mem>(grad_out, rows, out),
                        tc::OutputView<Mem>(reinterpret_cast<float*>(grad_x), rows, in), options);
   });
 }

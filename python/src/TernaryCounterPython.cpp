@@ -164,15 +164,8 @@ tc::UpdateParams update_params(const State& s, const std::string& call, double l
                                double rms_beta, double rms_eps, double clip, std::uint32_t seed,
                                bool lagged, std::int64_t row_offset, int team_size,
                                std::int64_t workspace_bytes, const std::string& precision) {
-  tc::UpdateParams p;
-  p.C = s.state.C;
-  p.lr = lr;
-  p.lr_scale = lr_scale;
-  p.rms_beta = rms_beta;
-  p.rms_eps = rms_eps;
-  p.clip = clip;
-  p.seed = seed;
-  p.lagged = lagged;
+  tc::UpdateParams p = TernaryCounterPython::recipe_params(s.state.C, lr, lr_scale, rms_beta,
+                                                           rms_eps, clip, seed, lagged);
   p.row_offset = row_offset;
   p.team_size = team_size;
   p.workspace_bytes = workspace_bytes;

@@ -43,26 +43,6 @@ tc::Precision precision_of(const std::string& call, const std::string& precision
                         "\"");
 }
 
-// The state of an out x in layer (C) over the memory at the given addresses.
-template <class MemSpace>
-tc::PackedState<MemSpace> state_at(std::uintptr_t codes, std::uintptr_t scale, std::uintptr_t v,
-                                   std::int64_t out, std::int64_t in, int C) {
-  tc::PackedState<MemSpace>::check_shape(out, in, C);
-  tc::PackedState<MemSpace> state;
-  state.C = C;
-  state.codes = typename tc::PackedState<MemSpace>::codes_view(
-      reinterpret_cast<std::uint8_t*>(codes), out, in / tc::codes_per_group * tc::bytes_per_group);
-  state.scale = typename tc::PackedState<MemSpace>::row_view(reinterpret_cast<float*>(scale), out);
-  // forward and backward_input do not read v (0: an empty View).
-  state.v = typename tc::PackedState<MemSpace>::row_view(reinterpret_cast<float*>(v), v ? out : 0);
-  return state;
-}
-
-template <class MemSpace>
-tc::InputView<MemSpace> input_at(std::uintptr_t address, std::int64_t rows, std::int64_t cols) {
-  return tc::InputView<MemSpace>(reinterpret_cast<const float*>(address), rows, cols);
-}
-
 template <class MemSpace>
 tc::OutputView<MemSpace> output_at(std::uintptr_t address, std::int64_t rows, std::int64_t cols) {
   return tc::OutputView<MemSpace>(reinterpret_cast<float*>(address), rows, cols);
@@ -138,15 +118,7 @@ void tensor_update_from_io(std::int64_t device, std::uintptr_t stream, std::uint
                            std::int64_t workspace_rows, std::uintptr_t skipped, double lr,
                            double lr_scale, double rms_beta, double rms_eps, double clip,
                            std::uint32_t seed, bool lagged, const std::string& precision) {
-  tc::UpdateParams p;
-  p.C = C;
-  p.lr = lr;
-  p.lr_scale = lr_scale;
-  p.rms_beta = rms_beta;
-  p.rms_eps = rms_eps;
-  p.clip = clip;
-  p.seed = seed;
-  p.lagged = lagged;
+  tc::UpdateParams p = recipe_params(C, lr, lr_scale, rms_beta, rms_eps, clip, seed, lagged);
   p.precision = precision_of("TernaryLinear", precision);
   p.validate();
   on_device("TernaryLinear", device, stream, [&](const auto& space) {
@@ -192,6 +164,20 @@ void release_device_instances() {
 #if defined(KOKKOS_ENABLE_CUDA)
   cuda_instances().clear();
 #endif
+}
+
+tc::UpdateParams recipe_params(int C, double lr, double lr_scale, double rms_beta, double rms_eps,
+                               double clip, std::uint32_t seed, bool lagged) {
+  tc::UpdateParams p;
+  p.C = C;
+  p.lr = lr;
+  p.lr_scale = lr_scale;
+  p.rms_beta = rms_beta;
+  p.rms_eps = rms_eps;
+  p.clip = clip;
+  p.seed = seed;
+  p.lagged = lagged;
+  return p;
 }
 
 void register_tensor_calls(py::module_& m) {

@@ -5,6 +5,10 @@
 
 #include <pybind11/pybind11.h>
 
+#include <TernaryCounter_PackedState.hpp>
+#include <TernaryCounter_Params.hpp>
+#include <TernaryCounter_ViewTypes.hpp>
+
 #include <Kokkos_Core.hpp>
 
 #include <cstdint>
@@ -37,6 +41,37 @@ void register_distributed_calls(pybind11::module_& m);
 /// The Kokkos::Cuda instance of a CUDA stream of `device` (one per stream, kept).
 Kokkos::Cuda stream_instance(std::int64_t device, std::uintptr_t stream);
 #endif
+
+/// The state of an out x in layer (C) over the memory at the given addresses (v = 0: an empty
+/// View, for the products, which do not read it).
+template <class MemSpace>
+TernaryCounter::PackedState<MemSpace> state_at(std::uintptr_t codes, std::uintptr_t scale,
+                                               std::uintptr_t v, std::int64_t out, std::int64_t in,
+                                               int C) {
+  using State = TernaryCounter::PackedState<MemSpace>;
+  State::check_shape(out, in, C);
+  State state;
+  state.C = C;
+  state.codes = typename State::codes_view(
+      reinterpret_cast<std::uint8_t*>(codes), out,
+      in / TernaryCounter::codes_per_group * TernaryCounter::bytes_per_group);
+  state.scale = typename State::row_view(reinterpret_cast<float*>(scale), out);
+  state.v = typename State::row_view(reinterpret_cast<float*>(v), v ? out : 0);
+  return state;
+}
+
+/// A [rows, cols] float input over the memory at `address`.
+template <class MemSpace>
+TernaryCounter::InputView<MemSpace> input_at(std::uintptr_t address, std::int64_t rows,
+                                             std::int64_t cols) {
+  return TernaryCounter::InputView<MemSpace>(reinterpret_cast<const float*>(address), rows, cols);
+}
+
+/// UpdateParams with the recipe's arguments as the Python calls pass them (the caller sets the
+/// rest and validates).
+TernaryCounter::UpdateParams recipe_params(int C, double lr, double lr_scale, double rms_beta,
+                                           double rms_eps, double clip, std::uint32_t seed,
+                                           bool lagged);
 
 /// Calls f(space) on the execution space that runs tensors of `device` (-1: the host, fenced
 /// after the call; else the instance of `stream`), without the GIL. `caller` names the Python
