@@ -4,7 +4,7 @@
 
 #include "TernaryCounter_Hash.hpp"
 #include "TernaryCounter_PackedState.hpp"
-#include "update/impl/TernaryCounter_RowMath.hpp"
+#include "core/TernaryCounter_RowMath.hpp"
 
 #include <cmath>
 #include <cstdint>

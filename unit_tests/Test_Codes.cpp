@@ -2,7 +2,7 @@
 // SPEC §1: code encode/decode and the 4-codes-in-3-bytes packing, for every C and every code.
 #include "Test_Helpers.hpp"
 
-#include "core/impl/TernaryCounter_CodeUpdateTable.hpp"
+#include "core/TernaryCounter_CodeUpdateTable.hpp"
 
 namespace TernaryCounter::Test {
 namespace {

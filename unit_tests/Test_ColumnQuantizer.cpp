@@ -1,16 +1,16 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
-// quantize/impl/TernaryCounter_ColumnQuantizer.hpp (hosts' update_from_io operands) against the
+// engines/TernaryCounter_ColumnQuantizer.hpp (hosts' update_from_io operands) against the
 // host-loop reference, bit for bit: x by columns (nearest) into xq [M, in], grad_out by columns
 // (stochastic, stream tag_w) transposed into gq [out, Mp] with its row sums, whole and partial
 // blocks of columns, zero and non-finite columns, in the AVX-512 and scalar copies.
 #include "Test_Helpers.hpp"
 
 #include "IntegerReference.hpp"
-#include "core/impl/TernaryCounter_HostIsa.hpp"
-#include "core/impl/TernaryCounter_ScratchArena.hpp"
-#include "quantize/impl/TernaryCounter_ColumnQuantizer.hpp"
-#include "quantize/impl/TernaryCounter_Quantize.hpp"
-#include "quantize/impl/TernaryCounter_QuantizedRows.hpp"
+#include "engines/TernaryCounter_HostIsa.hpp"
+#include "engines/TernaryCounter_ScratchArena.hpp"
+#include "engines/TernaryCounter_ColumnQuantizer.hpp"
+#include "engines/TernaryCounter_Quantize.hpp"
+#include "engines/TernaryCounter_QuantizedRows.hpp"
 
 #include <limits>
 #include <string>

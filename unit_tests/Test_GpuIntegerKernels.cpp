@@ -5,12 +5,12 @@
 #include "Test_Helpers.hpp"
 
 #include "IntegerReference.hpp"
-#include "products/impl/TernaryCounter_DecodedBlocks.hpp"
+#include "engines/TernaryCounter_DecodedBlocks.hpp"
 #include "products/impl/TernaryCounter_FewSampleInt8BackwardInput.hpp"
-#include "products/impl/TernaryCounter_FewSampleInt8Forward.hpp"
-#include "quantize/impl/TernaryCounter_Quantize.hpp"
-#include "quantize/impl/TernaryCounter_TiledColumnQuantizer.hpp"
-#include "quantize/impl/TernaryCounter_VectorRowQuantizer.hpp"
+#include "engines/TernaryCounter_FewSampleInt8Forward.hpp"
+#include "engines/TernaryCounter_Quantize.hpp"
+#include "engines/TernaryCounter_TiledColumnQuantizer.hpp"
+#include "engines/TernaryCounter_VectorRowQuantizer.hpp"
 #include "update/impl/TernaryCounter_IntegerGradientRows.hpp"
 #include "update/impl/TernaryCounter_RowUpdateKernel.hpp"
 
@@ -228,7 +228,6 @@ TEST(GpuIntegerKernels, RowUpdateOnIntegerGradientsMatchesTheReference) {
     params.lr_scale = 2e-4;
     params.rms_beta = 0.9;
     params.seed = 0xBEEFu + std::uint32_t(c.out);
-    params.precision = Precision::int8;
     const HostState want = create_mirror_and_copy(Kokkos::DefaultHostExecutionSpace{}, start);
     const UpdateReport want_report = update_from_io(want, x.data(), g.data(), c.M, params);
     ASSERT_EQ(want_report.skipped_rows, 1);

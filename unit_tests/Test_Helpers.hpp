@@ -190,12 +190,12 @@ inline Result run_case(const Case& c, const RunOptions& opt = {}) {
                                      : from_io_workspace_rows<ExecSpace>(last - first, in);
     const DeviceMatrix workspace("TernaryCounter::test::workspace", ws_rows, in);
     if (opt.asynchronous) {
-      update_from_io(space, part, x, grad_out, p, workspace, count);
+      update_from_io(space, part, x, grad_out, p, c.precision, workspace, count);
       keep.insert(keep.end(), {grad_out, workspace});
     } else if (opt.workspace_rows > 0) {
-      skipped += update_from_io(space, part, x, grad_out, p, workspace).skipped_rows;
+      skipped += update_from_io(space, part, x, grad_out, p, c.precision, workspace).skipped_rows;
     } else {
-      skipped += update_from_io(space, part, x, grad_out, p).skipped_rows;
+      skipped += update_from_io(space, part, x, grad_out, p, c.precision).skipped_rows;
     }
   }
   if (opt.asynchronous) {
@@ -210,7 +210,7 @@ inline Result run_reference(const Case& c) {
   const HostState state = c.state();
   const UpdateReport r =
       c.kind == "dense" ? Reference::update(state, c.grad_w.data(), c.params)
-      : c.params.precision == Precision::int8
+      : c.precision == Precision::int8
           ? Reference::Int8::update_from_io(state, c.x.data(), c.grad_out.data(), c.M, c.params)
           : Reference::update_from_io(state, c.x.data(), c.grad_out.data(), c.M, c.params);
   return Conformance::result_of(state, r.skipped_rows);

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
-// products/impl/TernaryCounter_Int8Epilogues.hpp: each epilogue turns an int32 sum into SPEC §6's
+// engines/TernaryCounter_Int8Epilogues.hpp: each epilogue turns an int32 sum into SPEC §6's
 // float, bit for bit, in its element store (every backend) and its run store (host engines);
 // the products' outputs carry the one NaN 0x7FC00000 whatever NaN the arithmetic makes.
 #include "Test_Helpers.hpp"
 
-#include "products/impl/TernaryCounter_Int8Epilogues.hpp"
+#include "engines/TernaryCounter_Int8Epilogues.hpp"
 
 #include <bit>
 #include <cstdint>

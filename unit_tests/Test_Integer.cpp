@@ -5,7 +5,7 @@
 #include "Test_Helpers.hpp"
 
 #include "IntegerReference.hpp"
-#include "core/impl/TernaryCounter_HostIsa.hpp"
+#include "engines/TernaryCounter_HostIsa.hpp"
 
 #include <cmath>
 #include <cstdlib>
@@ -130,7 +130,6 @@ UpdateParams int8_params(std::uint32_t seed) {
   p.lr_scale = 2e-4;
   p.rms_beta = 0.9;
   p.seed = seed;
-  p.precision = Precision::int8;
   return p;
 }
 
@@ -165,10 +164,10 @@ TEST(Integer, UpdateFromIOMatchesTheReferenceInEverySplit) {
             const DeviceMatrix g_copy("g_copy", sh.M, last - first);
             Kokkos::deep_copy(g_copy, g_part);
             if (workspace_rows == 0) {
-              skipped += update_from_io(ExecSpace{}, part, xd, g_copy, p).skipped_rows;
+              skipped += update_from_io(ExecSpace{}, part, xd, g_copy, p, Precision::int8).skipped_rows;
             } else {
               const DeviceMatrix ws("ws", workspace_rows, sh.in);
-              skipped += update_from_io(ExecSpace{}, part, xd, g_copy, p, ws).skipped_rows;
+              skipped += update_from_io(ExecSpace{}, part, xd, g_copy, p, Precision::int8, ws).skipped_rows;
             }
           }
           EXPECT_EQ(skipped, want_report.skipped_rows);
@@ -198,7 +197,8 @@ TEST(Integer, NonFiniteAndZeroInputs) {
   for_each_engine([&] {
     const DeviceState state = to_device(start);
     const UpdateReport got =
-        update_from_io(ExecSpace{}, state, to_device(x, M, in), to_device(g, M, out), params);
+        update_from_io(ExecSpace{}, state, to_device(x, M, in), to_device(g, M, out), params,
+                       Precision::int8);
     EXPECT_EQ(got.skipped_rows, 2);
     EXPECT_TRUE(same_state(to_host(state), want));
   });
@@ -207,7 +207,8 @@ TEST(Integer, NonFiniteAndZeroInputs) {
   for_each_engine([&] {
     const DeviceState state = to_device(start);
     const UpdateReport got =
-        update_from_io(ExecSpace{}, state, to_device(x, M, in), to_device(g, M, out), params);
+        update_from_io(ExecSpace{}, state, to_device(x, M, in), to_device(g, M, out), params,
+                       Precision::int8);
     EXPECT_EQ(got.skipped_rows, out);
     EXPECT_TRUE(same_state(to_host(state), start));
     // forward: the sample with the NaN gives a NaN row, the others stay finite.
@@ -229,15 +230,15 @@ TEST(Integer, BoundsAreCheckedBeforeAnyWork) {
   const DeviceState state = to_device(start);
   const DeviceMatrix x("x", M, in), g("g", M, out);
   try {
-    update_from_io(ExecSpace{}, state, x, g, int8_params(1));
+    update_from_io(ExecSpace{}, state, x, g, int8_params(1), Precision::int8);
     FAIL() << "an int8 update of 133145 samples must throw";
   } catch (const std::invalid_argument& e) {
     EXPECT_NE(std::string(e.what()).find("133144"), std::string::npos) << e.what();
   }
   EXPECT_TRUE(same_state(to_host(state), start));
-  UpdateParams bad = int8_params(1);
-  bad.precision = static_cast<Precision>(7);
-  EXPECT_THROW(bad.validate(), std::invalid_argument);
+  EXPECT_THROW(update_from_io(ExecSpace{}, state, x, g, int8_params(1), static_cast<Precision>(7)),
+               std::invalid_argument);
+  EXPECT_TRUE(same_state(to_host(state), start));
 }
 
 }  // namespace

@@ -6,10 +6,10 @@
 // label, or one that reuses another kernel's label, fails it.
 #include "Test_Helpers.hpp"
 
-#include "products/impl/TernaryCounter_HostInt8Gemm.hpp"
+#include "engines/TernaryCounter_HostInt8Gemm.hpp"
 
 #include <TernaryCounter_Linear.hpp>
-#include "products/impl/TernaryCounter_Tiling.hpp"
+#include "engines/TernaryCounter_Tiling.hpp"
 
 #include <algorithm>
 #include <functional>
@@ -198,10 +198,8 @@ TEST(Labels, EveryKernelHasItsOwnLabel) {
                       backward_input(ExecSpace{}, *state, grad_out, grad_x, {Precision::int8, 1});
                     }),
                     int8_backward_input_labels(p.M, p.in), "backward_input int8, " + shape);
-      UpdateParams int8_params = params;
-      int8_params.precision = Precision::int8;
-      const std::vector<std::string> int8_from_io =
-          labels_of([&] { update_from_io(ExecSpace{}, *state, x, grad_out, int8_params); });
+      const std::vector<std::string> int8_from_io = labels_of(
+          [&] { update_from_io(ExecSpace{}, *state, x, grad_out, params, Precision::int8); });
       std::vector<std::string> int8_chunks = int8_column_quantizer_labels();
       if (vendor_int8_gemm && p.M <= 16) {
         for (const std::string& label : int8_few_sample_update_labels()) {

@@ -1,15 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
-// quantize/impl/TernaryCounter_RowQuantizer.hpp against the host-loop reference, bit for bit:
+// engines/TernaryCounter_RowQuantizer.hpp against the host-loop reference, bit for bit:
 // forward's nearest rounding of x and backward_input's stochastic rounding of grad_out * scale,
 // with zero, non-finite and empty rows, the padding, and (hosts) the AVX-512 and scalar copies.
 #include "Test_Helpers.hpp"
 
 #include "IntegerReference.hpp"
-#include "core/impl/TernaryCounter_HostIsa.hpp"
-#include "core/impl/TernaryCounter_ScratchArena.hpp"
-#include "quantize/impl/TernaryCounter_Quantize.hpp"
-#include "quantize/impl/TernaryCounter_QuantizedRows.hpp"
-#include "quantize/impl/TernaryCounter_RowQuantizer.hpp"
+#include "engines/TernaryCounter_HostIsa.hpp"
+#include "engines/TernaryCounter_ScratchArena.hpp"
+#include "engines/TernaryCounter_Quantize.hpp"
+#include "engines/TernaryCounter_QuantizedRows.hpp"
+#include "engines/TernaryCounter_RowQuantizer.hpp"
 
 #include <limits>
 #include <string>

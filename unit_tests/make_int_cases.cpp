@@ -76,7 +76,6 @@ void make_case(const fs::path& root, const CaseSpec& s) {
   params.clip = s.clip;
   params.seed = s.seed;
   params.lagged = s.lagged;
-  params.precision = Precision::int8;
 
   std::ofstream txt(dir / "case.txt");
   txt << "kind from_io\nprecision int8\nout " << s.out << "\nin " << s.in << "\nM " << s.M << "\nC "
@@ -95,6 +94,7 @@ void make_case(const fs::path& root, const CaseSpec& s) {
   c.in = s.in;
   c.M = s.M;
   c.params = params;
+  c.precision = Precision::int8;
   c.codes_in = codes;
   c.scale_in = scale;
   c.v_in = v;

@@ -191,11 +191,14 @@ template <class ExecSpace>
 class Layer : public LayerBase<ExecSpace> {
  public:
   Layer(const Processes& processes, const ExecSpace& space, const std::string& label,
-        std::int64_t out, std::int64_t in, const UpdateParams& params, std::uint32_t base_seed)
+        std::int64_t out, std::int64_t in, const UpdateParams& params, std::uint32_t base_seed,
+        Precision precision)
 #ifdef TERNARYCOUNTER_EXAMPLES_HAVE_MPI
-      : LayerBase<ExecSpace>(processes.communicator(), space, label, out, in, params, base_seed){}
+      : LayerBase<ExecSpace>(processes.communicator(), space, label, out, in, params, base_seed,
+                             precision) {
+  }
 #else
-      : LayerBase<ExecSpace>(space, label, out, in, params, base_seed) {
+      : LayerBase<ExecSpace>(space, label, out, in, params, base_seed, precision) {
     (void)processes;
   }
 #endif

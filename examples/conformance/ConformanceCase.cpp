@@ -109,7 +109,7 @@ Case read_case(const fs::path& dir) {
     const std::string precision = get("precision");
     if (precision != "fp32" && precision != "int8") fail(file, "precision must be fp32 or int8");
     if (precision == "int8" && c.kind != "from_io") fail(file, "int8 cases are from_io cases");
-    c.params.precision = precision == "int8" ? Precision::int8 : Precision::fp32;
+    c.precision = precision == "int8" ? Precision::int8 : Precision::fp32;
   }
   if (kv.count("product_seed")) {
     const double product_seed = number("product_seed");
@@ -146,7 +146,7 @@ Result read_result(const fs::path& dir, const Case& c, const std::string& prefix
   r.v = read_binary<float>(dir / (prefix + "v_out.f32"), c.out);
   const fs::path skipped = dir / (prefix + "skipped.txt");
   r.skipped = fs::exists(skipped) ? read_integer_file(skipped) : 0;
-  if (c.params.precision == Precision::int8) {
+  if (c.precision == Precision::int8) {
     r.y = read_binary<float>(dir / (prefix + "y_out.f32"), c.M * c.out);
     r.grad_x = read_binary<float>(dir / (prefix + "grad_x_out.f32"), c.M * c.in);
   }

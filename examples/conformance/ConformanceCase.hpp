@@ -17,6 +17,7 @@ struct Case {
   std::string kind;  ///< "dense" or "from_io"
   std::int64_t out = 0, in = 0, M = 0;
   UpdateParams params;
+  Precision precision = Precision::fp32;  ///< key `precision`: the update's arithmetic
   std::vector<std::uint8_t> codes_in;  ///< unpacked [out * in]
   std::vector<float> scale_in, v_in;
   std::vector<float> grad_w;       ///< dense: [out * in]

@@ -101,7 +101,7 @@ std::int64_t apply_rows(const ExecSpace& space,
   }
   const auto x = Kokkos::create_mirror_view_and_copy(Mem{}, gx);
   const auto grad_out = Kokkos::create_mirror_view_and_copy(Mem{}, go);
-  return update_from_io(space, part, x, grad_out, params).skipped_rows;
+  return update_from_io(space, part, x, grad_out, params, c.precision).skipped_rows;
 }
 
 template <class ExecSpace>
@@ -118,7 +118,7 @@ Conformance::Result run_case(const ExecSpace& space, const Conformance::Case& c,
   space.fence();
   Conformance::Result result = Conformance::result_of(
       create_mirror_and_copy(Kokkos::DefaultHostExecutionSpace{}, state), skipped);
-  if (c.params.precision == Precision::int8) {
+  if (c.precision == Precision::int8) {
     // The products of the input state on the integer path (SPEC §6).
     using Mem = typename ExecSpace::memory_space;
     using HostMatrix = Kokkos::View<const float**, Kokkos::LayoutRight, Kokkos::HostSpace>;

@@ -120,12 +120,12 @@ const std::map<std::string, Setting>& stored_settings() {
           o.params.rms_beta = parse_real("rms-beta", v);
         }}},
       {"precision",
-       {[](const ImageOptions& o) { return std::string(precision_name(o.params.precision)); },
+       {[](const ImageOptions& o) { return std::string(precision_name(o.precision)); },
         [](ImageOptions& o, const std::string& v) {
           if (v != "fp32" && v != "int8") {
             throw std::invalid_argument("--precision must be fp32 or int8, got '" + v + "'");
           }
-          o.params.precision = v == "int8" ? Precision::int8 : Precision::fp32;
+          o.precision = v == "int8" ? Precision::int8 : Precision::fp32;
         }}},
       {"decay-lr-scale",
        {[](const ImageOptions& o) { return std::to_string(o.decay_lr_scale); },

@@ -26,6 +26,7 @@ struct ImageOptions {
   std::int64_t test_limit = 0;   ///< evaluate on the first N test images (0: all)
   std::uint32_t seed = 1;
   UpdateParams params;          ///< C, lr, lr_scale, rms_beta at the schedule's start
+  Precision precision = Precision::fp32;  ///< the layers' arithmetic (SPEC §3 or §6)
   bool decay_lr_scale = false;  ///< the schedule also decays lr_scale
   bool fp32_baseline = false;
   AdamParams adam;

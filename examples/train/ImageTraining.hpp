@@ -270,7 +270,7 @@ int run_image_task(const ImageJob& job, const Examples::Processes& processes) {
         (long long)o.batch, (long long)o.epochs, o.seed, recipe.c_str(), load_seconds);
   };
   // Built for the baseline too, without activation buffers: its state size is printed.
-  TernaryMlp<ExecSpace> ternary(processes, space, widths, o.params, o.seed,
+  TernaryMlp<ExecSpace> ternary(processes, space, widths, o.params, o.precision, o.seed,
                                 o.fp32_baseline ? 0 : max_rows);
   const double ternary_bytes = ternary.state_bytes_per_weight();
   const auto state_line = [&](double fp32_bytes) {

@@ -31,15 +31,16 @@ class TernaryMlp {
   using Mat = Matrix<Mem>;
 
   /// widths: layer widths from the input to the classes (every one but the last a multiple of
-  /// 4); params: the update recipe at the schedule's start; max_rows: the largest batch.
+  /// 4); params: the update recipe at the schedule's start; precision: the layers' arithmetic;
+  /// max_rows: the largest batch.
   TernaryMlp(const Examples::Processes& processes, const ExecSpace& space,
              const std::vector<std::int64_t>& widths, const UpdateParams& params,
-             std::uint32_t seed, std::int64_t max_rows)
+             Precision precision, std::uint32_t seed, std::int64_t max_rows)
       : processes_(processes), space_(space), base_(params) {
     for (std::size_t l = 0; l + 1 < widths.size(); ++l) {
       layers_.push_back(std::make_unique<Examples::Layer<ExecSpace>>(
           processes, space, layer_name(l), widths[l + 1], widths[l], params,
-          rounding_seed(seed, l)));
+          rounding_seed(seed, l), precision));
       randomize_ternary(layers_.back()->state(), init_seed(seed, l), init_scale(widths[l]));
       pre_.push_back(alloc("pre", max_rows, widths[l + 1]));
       grad_.push_back(alloc("grad", max_rows, widths[l + 1]));

@@ -111,10 +111,10 @@ class Trainer {
         processes_(processes),
         teacher1_("teacher1", o.teacher_hidden, o.in, params().C),
         teacher2_("teacher2", o.classes, o.teacher_hidden, params().C),
-        layer1_(processes, space_, "layer1", o.hidden, o.in, params(o.precision),
-                derive(o.seed, 3)),
-        layer2_(processes, space_, "layer2", o.classes, o.hidden, params(o.precision),
-                derive(o.seed, 4)),
+        layer1_(processes, space_, "layer1", o.hidden, o.in, params(), derive(o.seed, 3),
+                o.precision),
+        layer2_(processes, space_, "layer2", o.classes, o.hidden, params(), derive(o.seed, 4),
+                o.precision),
         batch_(o, local(o.batch)),
         eval_(o, local(o.eval)),
         eval_data_(o, o.eval, false),
@@ -132,9 +132,8 @@ class Trainer {
     return last - first;
   }
 
-  static UpdateParams params(Precision precision = Precision::fp32) {
+  static UpdateParams params() {
     UpdateParams p;
-    p.precision = precision;
     p.C = 8;
     p.lr = 0.02;        // counter ticks per step: ~25 flips/step of ~4.6k weights
     p.lr_scale = 2e-2;  // lets the row scales (the logit temperature) adapt

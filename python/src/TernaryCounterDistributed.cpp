@@ -10,7 +10,7 @@
 #include "TernaryCounterTensors.hpp"
 
 #include <TernaryCounter.hpp>
-#include "update/impl/TernaryCounter_Int8UpdatePhases.hpp"
+#include "TernaryCounter_DataParallelPhases.hpp"
 
 #include <Kokkos_Core.hpp>
 
@@ -30,13 +30,13 @@ namespace {
 using HostSpace = Kokkos::DefaultHostExecutionSpace;
 
 template <class Mem>
-tc::Impl::AbsmaxBits<Mem> absmax_at(std::uintptr_t address, std::int64_t n) {
-  return tc::Impl::AbsmaxBits<Mem>(reinterpret_cast<std::uint32_t*>(address), n);
+tc::Experimental::AbsmaxBits<Mem> absmax_at(std::uintptr_t address, std::int64_t n) {
+  return tc::Experimental::AbsmaxBits<Mem>(reinterpret_cast<std::uint32_t*>(address), n);
 }
 
 template <class Mem>
-tc::Impl::IntegerSums<Mem> sums_at(std::uintptr_t address, std::int64_t rows, std::int64_t cols) {
-  return tc::Impl::IntegerSums<Mem>(reinterpret_cast<std::int32_t*>(address), rows, cols);
+tc::Experimental::IntegerSums<Mem> sums_at(std::uintptr_t address, std::int64_t rows, std::int64_t cols) {
+  return tc::Experimental::IntegerSums<Mem>(reinterpret_cast<std::int32_t*>(address), rows, cols);
 }
 
 void require(bool ok, const std::string& what) {
@@ -49,7 +49,7 @@ void tensor_int8_column_absmax(std::int64_t device, std::uintptr_t stream, std::
   require(rows >= 0 && out >= 1 && in >= 4 && in % 4 == 0, "bad extents");
   on_device("ternarycounter.distributed", device, stream, [&](const auto& space) {
     using Mem = typename std::decay_t<decltype(space)>::memory_space;
-    tc::Impl::int8_column_absmax(space, input_at<Mem>(x, rows, in),
+    tc::Experimental::int8_column_absmax(space, input_at<Mem>(x, rows, in),
                                  input_at<Mem>(grad_out, rows, out),
                                  absmax_at<Mem>(absmax, in + out));
   });
@@ -63,11 +63,9 @@ void tensor_int8_gradient_sums(std::int64_t device, std::uintptr_t stream, std::
   require(rows >= 0 && out >= 1 && in >= 4 && in % 4 == 0, "bad extents");
   require(sample_offset >= 0 && sample_offset + rows <= global_samples,
           "the block's samples are not within the global batch");
-  tc::Impl::require_int8_bound("distributed update_from_io", "M (global samples)", global_samples,
-                               tc::Impl::int8_max_samples);
   on_device("ternarycounter.distributed", device, stream, [&](const auto& space) {
     using Mem = typename std::decay_t<decltype(space)>::memory_space;
-    tc::Impl::int8_gradient_sums(space, input_at<Mem>(x, rows, in),
+    tc::Experimental::int8_gradient_sums(space, input_at<Mem>(x, rows, in),
                                  input_at<Mem>(grad_out, rows, out),
                                  absmax_at<Mem>(absmax, in + out), seed, 0, global_samples,
                                  sample_offset, sums_at<Mem>(sums, out, in));
@@ -83,13 +81,12 @@ void tensor_int8_update_from_sums(std::int64_t device, std::uintptr_t stream, st
                                   bool lagged) {
   require(first_row >= 0 && rows >= 0 && first_row + rows <= out, "the rows are not the layer's");
   tc::UpdateParams p = recipe_params(C, lr, lr_scale, rms_beta, rms_eps, clip, seed, lagged);
-  p.precision = tc::Precision::int8;
   p.row_offset = first_row;
   p.validate();
   on_device("ternarycounter.distributed", device, stream, [&](const auto& space) {
     using Mem = typename std::decay_t<decltype(space)>::memory_space;
     const auto block = state_at<Mem>(codes, scale, v, rows, in, C);
-    tc::Impl::int8_update_from_sums(
+    tc::Experimental::int8_update_from_sums(
         space, block, sums_at<Mem>(sums, rows, in), absmax_at<Mem>(absmax, in + out), first_row, p,
         tc::SkippedRowsView<Mem>(reinterpret_cast<std::int64_t*>(skipped)));
   });

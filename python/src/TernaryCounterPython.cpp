@@ -153,23 +153,15 @@ tc::OutputView<MemSpace> output_view(py::array& a) {
   return tc::OutputView<MemSpace>(static_cast<float*>(a.mutable_data()), a.shape(0), a.shape(1));
 }
 
-tc::Precision parse_precision(const std::string& call, const std::string& precision) {
-  if (precision == "fp32") return tc::Precision::fp32;
-  if (precision == "int8") return tc::Precision::int8;
-  throw py::value_error(call + ": precision must be \"fp32\" or \"int8\", not \"" + precision +
-                        "\"");
-}
-
 tc::UpdateParams update_params(const State& s, const std::string& call, double lr, double lr_scale,
                                double rms_beta, double rms_eps, double clip, std::uint32_t seed,
                                bool lagged, std::int64_t row_offset, int team_size,
-                               std::int64_t workspace_bytes, const std::string& precision) {
+                               std::int64_t workspace_bytes) {
   tc::UpdateParams p = TernaryCounterPython::recipe_params(s.state.C, lr, lr_scale, rms_beta,
                                                            rms_eps, clip, seed, lagged);
   p.row_offset = row_offset;
   p.team_size = team_size;
   p.workspace_bytes = workspace_bytes;
-  p.precision = parse_precision(call, precision);
   p.validate();
   return p;
 }
@@ -182,7 +174,7 @@ py::array forward(const State& s, const py::handle& x_obj, const py::handle& y_o
                     ? py::array(aligned_array<float>({x.shape(0), py::ssize_t(s.state.out())}))
                     : float_matrix(y_obj, "forward", "y", x.shape(0), s.state.out(), true);
   check_disjoint("forward", x, "x", y, "y");
-  const tc::ProductOptions options{parse_precision("forward", precision), 0};
+  const tc::ProductOptions options{TernaryCounterPython::parse_precision("forward", precision), 0};
   {
     py::gil_scoped_release release;
     tc::forward(ExecSpace{}, s.state, input_view(x), output_view(y), options);
@@ -203,7 +195,7 @@ py::array backward_input(const State& s, const py::handle& grad_out_obj,
           : float_matrix(grad_x_obj, "backward_input", "grad_x", grad_out.shape(0), s.state.in(),
                          true);
   check_disjoint("backward_input", grad_out, "grad_out", grad_x, "grad_x");
-  const tc::ProductOptions options{parse_precision("backward_input", precision), seed};
+  const tc::ProductOptions options{TernaryCounterPython::parse_precision("backward_input", precision), seed};
   {
     py::gil_scoped_release release;
     tc::backward_input(ExecSpace{}, s.state, input_view(grad_out), output_view(grad_x), options);
@@ -219,7 +211,7 @@ std::int64_t update(const State& s, const py::handle& grad_w_obj, double lr, dou
   const py::array grad_w =
       float_matrix(grad_w_obj, "update", "grad_w", s.state.out(), s.state.in(), false);
   const tc::UpdateParams p = update_params(s, "update", lr, lr_scale, rms_beta, rms_eps, clip, seed,
-                                           lagged, row_offset, team_size, workspace_bytes, "fp32");
+                                           lagged, row_offset, team_size, workspace_bytes);
   py::gil_scoped_release release;
   return tc::update(ExecSpace{}, s.state, input_view(grad_w), p).skipped_rows;
 }
@@ -235,9 +227,12 @@ std::int64_t update_from_io(const State& s, const py::handle& x_obj, const py::h
       float_matrix(grad_out_obj, "update_from_io", "grad_out", x.shape(0), s.state.out(), false);
   const tc::UpdateParams p =
       update_params(s, "update_from_io", lr, lr_scale, rms_beta, rms_eps, clip, seed, lagged,
-                    row_offset, team_size, workspace_bytes, precision);
+                    row_offset, team_size, workspace_bytes);
+  const tc::Precision arithmetic =
+      TernaryCounterPython::parse_precision("update_from_io", precision);
   py::gil_scoped_release release;
-  return tc::update_from_io(ExecSpace{}, s.state, input_view(x), input_view(grad_out), p)
+  return tc::update_from_io(ExecSpace{}, s.state, input_view(x), input_view(grad_out), p,
+                            arithmetic)
       .skipped_rows;
 }
 
@@ -465,7 +460,8 @@ PYBIND11_MODULE(_ternarycounter, m) {
          std::uint32_t seed, bool lagged, std::int64_t row_offset, int team_size,
          std::int64_t workspace_bytes, const std::string& precision) {
         update_params(s, "update_from_io", lr, lr_scale, rms_beta, rms_eps, clip, seed, lagged,
-                      row_offset, team_size, workspace_bytes, precision);
+                      row_offset, team_size, workspace_bytes);
+        TernaryCounterPython::parse_precision("update_from_io", precision);
       },
       py::arg("state"), py::kw_only(), py::arg("lr") = d.lr, py::arg("lr_scale") = d.lr_scale,
       py::arg("rms_beta") = d.rms_beta, py::arg("rms_eps") = d.rms_eps, py::arg("clip") = d.clip,

@@ -36,13 +36,6 @@ pid_t initializing_pid = 0;
 
 using HostSpace = Kokkos::DefaultHostExecutionSpace;
 
-tc::Precision precision_of(const std::string& call, const std::string& precision) {
-  if (precision == "fp32") return tc::Precision::fp32;
-  if (precision == "int8") return tc::Precision::int8;
-  throw py::value_error(call + ": precision must be \"fp32\" or \"int8\", not \"" + precision +
-                        "\"");
-}
-
 template <class MemSpace>
 tc::OutputView<MemSpace> output_at(std::uintptr_t address, std::int64_t rows, std::int64_t cols) {
   return tc::OutputView<MemSpace>(reinterpret_cast<float*>(address), rows, cols);
@@ -88,7 +81,7 @@ void tensor_forward(std::int64_t device, std::uintptr_t stream, std::uintptr_t c
                     std::uintptr_t scale, std::int64_t out, std::int64_t in, int C,
                     std::uintptr_t x, std::int64_t rows, std::uintptr_t y,
                     const std::string& precision) {
-  const tc::ProductOptions options{precision_of("TernaryLinear", precision), 0};
+  const tc::ProductOptions options{parse_precision("TernaryLinear", precision), 0};
   on_device("TernaryLinear", device, stream, [&](const auto& space) {
     using Mem = typename std::decay_t<decltype(space)>::memory_space;
     tc::forward(space, state_at<Mem>(codes, scale, 0, out, in, C), input_at<Mem>(x, rows, in),
@@ -100,7 +93,7 @@ void tensor_backward_input(std::int64_t device, std::uintptr_t stream, std::uint
                            std::uintptr_t scale, std::int64_t out, std::int64_t in, int C,
                            std::uintptr_t grad_out, std::int64_t rows, std::uintptr_t grad_x,
                            const std::string& precision, std::uint32_t seed) {
-  const tc::ProductOptions options{precision_of("TernaryLinear", precision), seed};
+  const tc::ProductOptions options{parse_precision("TernaryLinear", precision), seed};
   on_device("TernaryLinear", device, stream, [&](const auto& space) {
     using Mem = typename std::decay_t<decltype(space)>::memory_space;
     tc::backward_input(space, state_at<Mem>(codes, scale, 0, out, in, C),
@@ -119,13 +112,13 @@ void tensor_update_from_io(std::int64_t device, std::uintptr_t stream, std::uint
                            double lr_scale, double rms_beta, double rms_eps, double clip,
                            std::uint32_t seed, bool lagged, const std::string& precision) {
   tc::UpdateParams p = recipe_params(C, lr, lr_scale, rms_beta, rms_eps, clip, seed, lagged);
-  p.precision = precision_of("TernaryLinear", precision);
   p.validate();
+  const tc::Precision arithmetic = parse_precision("TernaryLinear", precision);
   on_device("TernaryLinear", device, stream, [&](const auto& space) {
     using Mem = typename std::decay_t<decltype(space)>::memory_space;
     tc::update_from_io(space, state_at<Mem>(codes, scale, v, out, in, C),
                        input_at<Mem>(x, rows, in), input_at<Mem>(grad_out, rows, out), p,
-                       output_at<Mem>(workspace, workspace_rows, in),
+                       arithmetic, output_at<Mem>(workspace, workspace_rows, in),
                        tc::SkippedRowsView<Mem>(reinterpret_cast<std::int64_t*>(skipped)));
   });
 }
@@ -164,6 +157,13 @@ void release_device_instances() {
 #if defined(KOKKOS_ENABLE_CUDA)
   cuda_instances().clear();
 #endif
+}
+
+tc::Precision parse_precision(const std::string& call, const std::string& precision) {
+  if (precision == "fp32") return tc::Precision::fp32;
+  if (precision == "int8") return tc::Precision::int8;
+  throw py::value_error(call + ": precision must be \"fp32\" or \"int8\", not \"" + precision +
+                        "\"");
 }
 
 tc::UpdateParams recipe_params(int C, double lr, double lr_scale, double rms_beta, double rms_eps,

@@ -67,6 +67,10 @@ TernaryCounter::InputView<MemSpace> input_at(std::uintptr_t address, std::int64_
   return TernaryCounter::InputView<MemSpace>(reinterpret_cast<const float*>(address), rows, cols);
 }
 
+/// The precision a Python call names ("fp32" or "int8"); throws ValueError naming `call`
+/// otherwise. The one parser of the string, for every call of the package.
+TernaryCounter::Precision parse_precision(const std::string& call, const std::string& precision);
+
 /// UpdateParams with the recipe's arguments as the Python calls pass them (the caller sets the
 /// rest and validates).
 TernaryCounter::UpdateParams recipe_params(int C, double lr, double lr_scale, double rms_beta,

@@ -46,9 +46,6 @@ void UpdateParams::validate() const {
   if (workspace_bytes < 0) {
     reject("workspace_bytes", double(workspace_bytes), ">= 0 (0: the backend's default)");
   }
-  if (precision != Precision::fp32 && precision != Precision::int8) {
-    reject("precision", int(precision), "Precision::fp32 or Precision::int8");
-  }
   require_float32("lr", lr);
   require_float32("lr_scale", lr_scale);
   require_float32("rms_eps", rms_eps);

@@ -2,8 +2,6 @@
 // Hyper-parameters of one update step and their validation (SPEC §3).
 #pragma once
 
-#include "TernaryCounter_Precision.hpp"
-
 #include <cstdint>
 
 namespace TernaryCounter {
@@ -36,8 +34,6 @@ struct UpdateParams {
   std::int64_t workspace_bytes = 0;       ///< update_from_io's gradient rows at once, when it
                                           ///< allocates them (0 = the backend's default: see
                                           ///< from_io_workspace_rows); results do not depend on it
-  Precision precision = Precision::fp32;  ///< update_from_io's weight gradient: fp32 (SPEC §3)
-                                          ///< or int8 (SPEC §6); the dense update ignores it
 
   /// Throws std::invalid_argument naming the first bad field and its allowed range.
   void validate() const;

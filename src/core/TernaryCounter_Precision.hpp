@@ -11,6 +11,11 @@ namespace TernaryCounter {
 /// fixed float epilogue (SPEC §6): the same bits on every backend in any summation order.
 enum class Precision { fp32, int8 };
 
+/// The largest M of an int8 update_from_io: |G| <= 127 * 127 * M must fit in int32 (SPEC §6).
+inline constexpr std::int64_t int8_max_samples = 133144;
+/// The largest depth of an int8 forward (in) or backward_input (out): 127 * depth in int32.
+inline constexpr std::int64_t int8_max_depth = 16909320;
+
 /// Options of forward and backward_input.
 struct ProductOptions {
   Precision precision = Precision::fp32;

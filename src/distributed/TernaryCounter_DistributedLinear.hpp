@@ -29,12 +29,13 @@ class TernaryLinear : private TernaryCounter::TernaryLinear<ExecSpace> {
   /// The same layer on every rank of `comm` (same arguments everywhere; the state starts equal).
   TernaryLinear(const Communicator& comm, const ExecSpace& space, const std::string& label,
                 std::int64_t out, std::int64_t in, const UpdateParams& params,
-                std::uint32_t base_seed)
-      : Base(space, label, out, in, params, base_seed), comm_(comm) {}
+                std::uint32_t base_seed, Precision precision = Precision::fp32)
+      : Base(space, label, out, in, params, base_seed, precision), comm_(comm) {}
 
   using Base::base_seed;
   using Base::forward;
   using Base::params;
+  using Base::precision;
   using Base::set_lr;
   using Base::set_lr_scale;
   using Base::set_params;
@@ -71,7 +72,7 @@ class TernaryLinear : private TernaryCounter::TernaryLinear<ExecSpace> {
     UpdateParams p = params();
     p.seed = step_seed(base_seed(), step());
     const UpdateReport report = Impl::update_from_io_agreeing(
-        comm_, space(), state(), x_local, grad_out_local, p, workspace_,
+        comm_, space(), state(), x_local, grad_out_local, p, precision(), workspace_,
         {Impl::Field::integer("the layer's step", step()),
          Impl::Field::integer("the layer's base seed", base_seed())});
     set_step(step() + 1);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #include "TernaryCounter_DistributedUpdate.hpp"
 
+#include "core/TernaryCounter_Reallocate.hpp"
 #include "TernaryCounter_Blocks.hpp"
 #include "distributed/impl/TernaryCounter_Agreement.hpp"
 #include "distributed/impl/TernaryCounter_AllGather.hpp"
@@ -8,8 +9,8 @@
 #include "distributed/impl/TernaryCounter_MpiCheck.hpp"
 
 #include <Kokkos_Profiling_ScopedRegion.hpp>
-#include "core/impl/TernaryCounter_ExecutionSpaces.hpp"
-#include "core/impl/TernaryCounter_Validation.hpp"
+#include "engines/TernaryCounter_ExecutionSpaces.hpp"
+#include "core/TernaryCounter_Validation.hpp"
 
 #include <string>
 
@@ -23,9 +24,11 @@ constexpr const char* where = "TernaryCounter::Distributed::update_from_io";
 /// "" when they pass.
 template <class MemorySpace>
 std::string local_error(const PackedState<MemorySpace>& state, const InputView<MemorySpace>& x,
-                        const InputView<MemorySpace>& grad_out, const UpdateParams& params) {
+                        const InputView<MemorySpace>& grad_out, const UpdateParams& params,
+                        Precision precision) {
   try {
     TernaryCounter::Impl::validate_state("Distributed::update_from_io", state, params);
+    TernaryCounter::Impl::require_precision("Distributed::update_from_io", precision);
     TernaryCounter::Impl::require_extent("Distributed::update_from_io", "x_local.extent(1)",
                                          x.extent(1), "the state's in", state.in());
     TernaryCounter::Impl::require_extent("Distributed::update_from_io", "grad_out_local.extent(1)",
@@ -45,17 +48,6 @@ std::string local_error(const PackedState<MemorySpace>& state, const InputView<M
   return "";
 }
 
-/// `view`, reallocated (contents dropped) when it is not rows x cols.
-template <class Matrix>
-Matrix sized(Matrix& view, const char* label, std::int64_t rows, std::int64_t cols) {
-  if (std::int64_t(view.extent(0)) != rows || std::int64_t(view.extent(1)) != cols) {
-    view = Matrix(Kokkos::view_alloc(std::string("TernaryCounter::Distributed::") + label,
-                                     Kokkos::WithoutInitializing),
-                  rows, cols);
-  }
-  return view;
-}
-
 }  // namespace
 
 template <class ExecSpace>
@@ -64,7 +56,7 @@ UpdateReport Impl::update_from_io_agreeing(
     const PackedState<typename ExecSpace::memory_space>& state,
     const InputView<typename ExecSpace::memory_space>& x_local,
     const InputView<typename ExecSpace::memory_space>& grad_out_local, const UpdateParams& params,
-    UpdateWorkspace<typename ExecSpace::memory_space>& workspace, const std::vector<Field>& extra) {
+    Precision precision, UpdateWorkspace<typename ExecSpace::memory_space>& workspace, const std::vector<Field>& extra) {
   Kokkos::Profiling::ScopedRegion region(where);
   // Everything every rank must share, checked before anything moves: no rank updates unless
   // all of them will.
@@ -80,13 +72,13 @@ UpdateReport Impl::update_from_io_agreeing(
                                Field::integer("params.seed", params.seed),
                                Field::integer("params.lagged", params.lagged),
                                Field::integer("params.row_offset", params.row_offset),
-                               Field::integer("params.precision", int(params.precision))};
+                               Field::integer("precision", int(precision))};
   fields.insert(fields.end(), extra.begin(), extra.end());
   const std::vector<std::int64_t> samples =
-      agree(comm, where, local_error(state, x_local, grad_out_local, params), fields,
+      agree(comm, where, local_error(state, x_local, grad_out_local, params, precision), fields,
             std::int64_t(x_local.extent(0)));
 
-  if (params.precision == Precision::int8) {
+  if (precision == Precision::int8) {
     UpdateReport report;
     const std::int64_t skipped = Impl::integer_update(comm, space, state, x_local, grad_out_local,
                                                       params, samples, workspace);
@@ -107,8 +99,8 @@ UpdateReport Impl::update_from_io_agreeing(
   const Block mine{row_first[rank], row_first[rank + 1]};
 
   // 1. The global x and grad_out, in rank order.
-  const auto x = sized(workspace.x, "x", m, in);
-  const auto grad_out = sized(workspace.grad_out, "grad_out", m, out);
+  const auto x = TernaryCounter::Impl::sized(workspace.x, "Distributed::x", m, in);
+  const auto grad_out = TernaryCounter::Impl::sized(workspace.grad_out, "Distributed::grad_out", m, out);
   Impl::all_gather_rows(
       comm, space,
       {{x_local.data(), x.data(), in * std::int64_t(sizeof(float)), sample_first},
@@ -118,18 +110,18 @@ UpdateReport Impl::update_from_io_agreeing(
   // rounding hash on the global row index).
   std::int64_t skipped = 0;
   if (mine.size() > 0) {
-    const auto columns = sized(workspace.grad_out_rows, "grad_out_rows", m, mine.size());
+    const auto columns = TernaryCounter::Impl::sized(workspace.grad_out_rows, "Distributed::grad_out_rows", m, mine.size());
     const std::int64_t first = mine.first;
     Kokkos::parallel_for(
         "TernaryCounter::Distributed::own_columns",
         Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<2>>(space, {0, 0}, {m, mine.size()}),
         KOKKOS_LAMBDA(std::int64_t s, std::int64_t j) { columns(s, j) = grad_out(s, first + j); });
     const auto update =
-        sized(workspace.update, "update", from_io_workspace_rows<ExecSpace>(mine.size(), in), in);
+        TernaryCounter::Impl::sized(workspace.update, "Distributed::update", from_io_workspace_rows<ExecSpace>(mine.size(), in), in);
     UpdateParams p = params;
     p.row_offset = params.row_offset + mine.first;
     skipped = TernaryCounter::update_from_io(space, state.row_range(mine.first, mine.last), x,
-                                             columns, p, update)
+                                             columns, p, precision, update)
                   .skipped_rows;
   }
 
@@ -151,21 +143,22 @@ UpdateReport update_from_io(const Communicator& comm, const ExecSpace& space,
                             const PackedState<typename ExecSpace::memory_space>& state,
                             const InputView<typename ExecSpace::memory_space>& x_local,
                             const InputView<typename ExecSpace::memory_space>& grad_out_local,
-                            const UpdateParams& params,
+                            const UpdateParams& params, Precision precision,
                             UpdateWorkspace<typename ExecSpace::memory_space>& workspace) {
   return Impl::update_from_io_agreeing(comm, space, state, x_local, grad_out_local, params,
-                                       workspace, {});
+                                       precision, workspace, {});
 }
 
 #define TERNARYCOUNTER_INSTANTIATE_DISTRIBUTED_UPDATE(SPACE)                        \
   template UpdateReport update_from_io<SPACE>(                                      \
       const Communicator&, const SPACE&, const PackedState<SPACE::memory_space>&,   \
       const InputView<SPACE::memory_space>&, const InputView<SPACE::memory_space>&, \
-      const UpdateParams&, UpdateWorkspace<SPACE::memory_space>&);                  \
+      const UpdateParams&, Precision, UpdateWorkspace<SPACE::memory_space>&);       \
   template UpdateReport Impl::update_from_io_agreeing<SPACE>(                       \
       const Communicator&, const SPACE&, const PackedState<SPACE::memory_space>&,   \
       const InputView<SPACE::memory_space>&, const InputView<SPACE::memory_space>&, \
-      const UpdateParams&, UpdateWorkspace<SPACE::memory_space>&, const std::vector<Field>&);
+      const UpdateParams&, Precision, UpdateWorkspace<SPACE::memory_space>&,        \
+      const std::vector<Field>&);
 
 TERNARYCOUNTER_FOR_EACH_EXECUTION_SPACE(TERNARYCOUNTER_INSTANTIATE_DISTRIBUTED_UPDATE)
 

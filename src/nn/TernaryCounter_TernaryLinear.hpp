@@ -19,6 +19,7 @@
 #include "TernaryCounter_Linear.hpp"
 #include "TernaryCounter_PackedState.hpp"
 #include "TernaryCounter_Params.hpp"
+#include "TernaryCounter_Precision.hpp"
 #include "TernaryCounter_UpdateFromIO.hpp"
 
 #include "TernaryCounter_ViewTypes.hpp"
@@ -75,13 +76,16 @@ class TernaryLinear {
 
   /// An out x in layer initialized from `base_seed` (t drawn with init_seed(base_seed), scale
   /// init_scale(in), v 0: see the file comment) whose steps use `params` with per-step seeds
-  /// derived from `base_seed`. params.C sets the state's C. Throws std::invalid_argument on bad
-  /// params or shape. Blocks (the draw is made on the host and copied).
+  /// derived from `base_seed`; its products and updates run in `precision` (the layer's one
+  /// setting of it). params.C sets the state's C. Throws std::invalid_argument on bad params,
+  /// precision or shape. Blocks (the draw is made on the host and copied).
   TernaryLinear(const ExecSpace& space, const std::string& label, std::int64_t out, std::int64_t in,
-                const UpdateParams& params, std::uint32_t base_seed)
+                const UpdateParams& params, std::uint32_t base_seed,
+                Precision precision = Precision::fp32)
       : space_(space),
         state_((params.validate(), label), out, in, params.C),
         params_(params),
+        precision_(checked(precision)),
         base_seed_(base_seed) {
     randomize_ternary(state_, init_seed(base_seed), init_scale(in));
   }
@@ -145,19 +149,23 @@ class TernaryLinear {
     UpdateParams p = params_;
     p.seed = step_seed(base_seed_, step_);
     const UpdateReport report =
-        TernaryCounter::update_from_io(space_, state_, x, grad_out, p, workspace_);
+        TernaryCounter::update_from_io(space_, state_, x, grad_out, p, precision_, workspace_);
     ++step_;
     return report;
   }
 
-  /// The products' options: params().precision, and this step's seed for backward_input's
+  /// The products' options: precision(), and this step's seed for backward_input's
   /// stochastic rounding in int8.
   ProductOptions product_options() const {
-    return {params_.precision, step_seed(base_seed_, step_)};
+    return {precision_, step_seed(base_seed_, step_)};
   }
 
   const state_type& state() const { return state_; }
   const UpdateParams& params() const { return params_; }
+  /// The arithmetic of the layer's products and updates.
+  Precision precision() const { return precision_; }
+  /// Throws std::invalid_argument (and keeps the layer's) unless fp32 or int8.
+  void set_precision(Precision precision) { precision_ = checked(precision); }
   std::uint32_t base_seed() const { return base_seed_; }
   std::int64_t step() const { return step_; }
   /// Sets the step counter (e.g. from a checkpoint); the next update uses step_seed(base, step).
@@ -196,9 +204,19 @@ class TernaryLinear {
   }
 
  private:
+  static Precision checked(Precision precision) {
+    if (precision != Precision::fp32 && precision != Precision::int8) {
+      throw std::invalid_argument("TernaryCounter::TernaryLinear: precision = " +
+                                  std::to_string(int(precision)) +
+                                  " is not Precision::fp32 or Precision::int8");
+    }
+    return precision;
+  }
+
   ExecSpace space_;
   state_type state_;
   UpdateParams params_;
+  Precision precision_ = Precision::fp32;
   std::uint32_t base_seed_ = 0;
   std::int64_t step_ = 0;
   Kokkos::View<float**, Kokkos::LayoutRight, memory_space> workspace_;

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #include "TernaryCounter_Linear.hpp"
 
-#include "core/impl/TernaryCounter_ExecutionSpaces.hpp"
-#include "core/impl/TernaryCounter_Validation.hpp"
+#include "engines/TernaryCounter_ExecutionSpaces.hpp"
+#include "core/TernaryCounter_Validation.hpp"
 #include "products/impl/TernaryCounter_ProductDispatch.hpp"
 
 #include <Kokkos_Profiling_ScopedRegion.hpp>
@@ -41,6 +41,7 @@ void forward(const ExecSpace& space, const PackedState<typename ExecSpace::memor
              const OutputView<typename ExecSpace::memory_space>& y, const ProductOptions& options) {
   Kokkos::Profiling::ScopedRegion region("TernaryCounter::forward");
   Impl::validate_layer("forward", state);
+  Impl::require_precision("forward", options.precision);
   Impl::require_extent("forward", "x.extent(1)", x.extent(1), "the state's in", state.in());
   Impl::require_extent("forward", "y.extent(1)", y.extent(1), "the state's out", state.out());
   Impl::require_extent("forward", "y.extent(0) (M)", y.extent(0), "x.extent(0) (M)", x.extent(0));
@@ -55,6 +56,7 @@ void backward_input(const ExecSpace& space,
                     const ProductOptions& options) {
   Kokkos::Profiling::ScopedRegion region("TernaryCounter::backward_input");
   Impl::validate_layer("backward_input", state);
+  Impl::require_precision("backward_input", options.precision);
   Impl::require_extent("backward_input", "grad_out.extent(1)", grad_out.extent(1),
                        "the state's out", state.out());
   Impl::require_extent("backward_input", "grad_x.extent(1)", grad_x.extent(1), "the state's in",

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #include "TernaryCounter_Update.hpp"
 
-#include "core/impl/TernaryCounter_ExecutionSpaces.hpp"
+#include "engines/TernaryCounter_ExecutionSpaces.hpp"
 
 #include <Kokkos_Profiling_ScopedRegion.hpp>
-#include "core/impl/TernaryCounter_Validation.hpp"
+#include "core/TernaryCounter_Validation.hpp"
 #include "update/impl/TernaryCounter_RowUpdateKernel.hpp"
 #include "update/impl/TernaryCounter_UpdateDispatch.hpp"
 

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #include "TernaryCounter_UpdateFromIO.hpp"
 
-#include "core/impl/TernaryCounter_ExecutionSpaces.hpp"
-#include "core/impl/TernaryCounter_Validation.hpp"
-#include "products/impl/TernaryCounter_Tiling.hpp"
+#include "engines/TernaryCounter_ExecutionSpaces.hpp"
+#include "core/TernaryCounter_Validation.hpp"
+#include "engines/TernaryCounter_Tiling.hpp"
 #include "update/impl/TernaryCounter_RowUpdateKernel.hpp"
 #include "update/impl/TernaryCounter_UpdateDispatch.hpp"
 
@@ -21,13 +21,46 @@ template <class ExecSpace>
 void validate_io(const PackedState<typename ExecSpace::memory_space>& state,
                  const InputView<typename ExecSpace::memory_space>& x,
                  const InputView<typename ExecSpace::memory_space>& grad_out,
-                 const UpdateParams& params) {
+                 const UpdateParams& params, Precision precision) {
   Impl::validate_state("update_from_io", state, params);
+  Impl::require_precision("update_from_io", precision);
   Impl::require_extent("update_from_io", "x.extent(1)", x.extent(1), "the state's in", state.in());
   Impl::require_extent("update_from_io", "grad_out.extent(1)", grad_out.extent(1),
                        "the state's out", state.out());
   Impl::require_extent("update_from_io", "grad_out.extent(0) (M)", grad_out.extent(0),
                        "x.extent(0) (M)", x.extent(0));
+}
+
+template <class ExecSpace>
+void validate_workspace(
+    const PackedState<typename ExecSpace::memory_space>& state,
+    const Kokkos::View<float**, Kokkos::LayoutRight, typename ExecSpace::memory_space>& workspace) {
+  Impl::require_extent("update_from_io", "workspace.extent(1)", workspace.extent(1),
+                       "the state's in", state.in());
+  if (workspace.extent(0) == 0 && state.out() > 0) {
+    throw std::invalid_argument("TernaryCounter::update_from_io: workspace has 0 rows");
+  }
+}
+
+/// The update of validated arguments, enqueued on `space`.
+template <class ExecSpace>
+void enqueue_update_from_io(
+    const ExecSpace& space, const PackedState<typename ExecSpace::memory_space>& state,
+    const InputView<typename ExecSpace::memory_space>& x,
+    const InputView<typename ExecSpace::memory_space>& grad_out, const UpdateParams& params,
+    Precision precision,
+    const Kokkos::View<float**, Kokkos::LayoutRight, typename ExecSpace::memory_space>& workspace,
+    const SkippedRowsView<typename ExecSpace::memory_space>& skipped_rows) {
+  Impl::RowUpdateKernel<ExecSpace>::resolve_team_size(space, params.team_size, state.in());
+  Impl::dispatch_update_from_io(space, state, x, grad_out, params, precision, workspace,
+                                skipped_rows);
+}
+
+/// The blocking calls' count of skipped rows.
+template <class ExecSpace>
+SkippedRowsView<typename ExecSpace::memory_space> skipped_rows_view(const ExecSpace& space) {
+  return SkippedRowsView<typename ExecSpace::memory_space>(
+      Kokkos::view_alloc(space, "TernaryCounter::update_from_io::skipped_rows"));
 }
 
 }  // namespace
@@ -50,18 +83,14 @@ void update_from_io(
     const ExecSpace& space, const PackedState<typename ExecSpace::memory_space>& state,
     const InputView<typename ExecSpace::memory_space>& x,
     const InputView<typename ExecSpace::memory_space>& grad_out, const UpdateParams& params,
+    Precision precision,
     const Kokkos::View<float**, Kokkos::LayoutRight, typename ExecSpace::memory_space>& workspace,
     const SkippedRowsView<typename ExecSpace::memory_space>& skipped_rows) {
   Kokkos::Profiling::ScopedRegion region("TernaryCounter::update_from_io");
-  validate_io<ExecSpace>(state, x, grad_out, params);
-  Impl::require_extent("update_from_io", "workspace.extent(1)", workspace.extent(1),
-                       "the state's in", state.in());
-  if (workspace.extent(0) == 0 && state.out() > 0) {
-    throw std::invalid_argument("TernaryCounter::update_from_io: workspace has 0 rows");
-  }
+  validate_io<ExecSpace>(state, x, grad_out, params, precision);
+  validate_workspace<ExecSpace>(state, workspace);
   Impl::require_allocated("update_from_io", "skipped_rows", skipped_rows);
-  Impl::RowUpdateKernel<ExecSpace>::resolve_team_size(space, params.team_size, state.in());
-  Impl::dispatch_update_from_io(space, state, x, grad_out, params, workspace, skipped_rows);
+  enqueue_update_from_io(space, state, x, grad_out, params, precision, workspace, skipped_rows);
 }
 
 template <class ExecSpace>
@@ -69,10 +98,13 @@ UpdateReport update_from_io(
     const ExecSpace& space, const PackedState<typename ExecSpace::memory_space>& state,
     const InputView<typename ExecSpace::memory_space>& x,
     const InputView<typename ExecSpace::memory_space>& grad_out, const UpdateParams& params,
+    Precision precision,
     const Kokkos::View<float**, Kokkos::LayoutRight, typename ExecSpace::memory_space>& workspace) {
-  const SkippedRowsView<typename ExecSpace::memory_space> skipped(
-      Kokkos::view_alloc(space, "TernaryCounter::update_from_io::skipped_rows"));
-  update_from_io(space, state, x, grad_out, params, workspace, skipped);
+  Kokkos::Profiling::ScopedRegion region("TernaryCounter::update_from_io");
+  validate_io<ExecSpace>(state, x, grad_out, params, precision);
+  validate_workspace<ExecSpace>(state, workspace);
+  const auto skipped = skipped_rows_view(space);
+  enqueue_update_from_io(space, state, x, grad_out, params, precision, workspace, skipped);
   return Impl::wait_for_report(space, skipped);
 }
 
@@ -81,14 +113,17 @@ UpdateReport update_from_io(const ExecSpace& space,
                             const PackedState<typename ExecSpace::memory_space>& state,
                             const InputView<typename ExecSpace::memory_space>& x,
                             const InputView<typename ExecSpace::memory_space>& grad_out,
-                            const UpdateParams& params) {
-  validate_io<ExecSpace>(state, x, grad_out, params);
+                            const UpdateParams& params, Precision precision) {
+  Kokkos::Profiling::ScopedRegion region("TernaryCounter::update_from_io");
+  validate_io<ExecSpace>(state, x, grad_out, params, precision);
   const Kokkos::View<float**, Kokkos::LayoutRight, typename ExecSpace::memory_space> workspace(
       Kokkos::view_alloc(space, "TernaryCounter::update_from_io::workspace",
                          Kokkos::WithoutInitializing),
       from_io_workspace_rows<ExecSpace>(state.out(), state.in(), params.workspace_bytes),
       state.in());
-  return update_from_io(space, state, x, grad_out, params, workspace);
+  const auto skipped = skipped_rows_view(space);
+  enqueue_update_from_io(space, state, x, grad_out, params, precision, workspace, skipped);
+  return Impl::wait_for_report(space, skipped);
 }
 
 #define TERNARYCOUNTER_INSTANTIATE_UPDATE_FROM_IO(SPACE)                                           \
@@ -96,16 +131,17 @@ UpdateReport update_from_io(const ExecSpace& space,
   template UpdateReport update_from_io<SPACE>(                                                     \
       const SPACE&, const PackedState<SPACE::memory_space>&,                                       \
       const InputView<SPACE::memory_space>&, const InputView<SPACE::memory_space>&,                \
-      const UpdateParams&);                                                                        \
+      const UpdateParams&, Precision);                                                             \
   template UpdateReport update_from_io<SPACE>(                                                     \
       const SPACE&, const PackedState<SPACE::memory_space>&,                                       \
       const InputView<SPACE::memory_space>&, const InputView<SPACE::memory_space>&,                \
-      const UpdateParams&,                                                                         \
+      const UpdateParams&, Precision,                                                              \
       const Kokkos::View<float**, Kokkos::LayoutRight, SPACE::memory_space>&);                     \
   template void update_from_io<SPACE>(                                                             \
       const SPACE&, const PackedState<SPACE::memory_space>&,                                       \
       const InputView<SPACE::memory_space>&, const InputView<SPACE::memory_space>&,                \
-      const UpdateParams&, const Kokkos::View<float**, Kokkos::LayoutRight, SPACE::memory_space>&, \
+      const UpdateParams&, Precision,                                                              \
+      const Kokkos::View<float**, Kokkos::LayoutRight, SPACE::memory_space>&,                      \
       const SkippedRowsView<SPACE::memory_space>&);
 
 TERNARYCOUNTER_FOR_EACH_EXECUTION_SPACE(TERNARYCOUNTER_INSTANTIATE_UPDATE_FROM_IO)

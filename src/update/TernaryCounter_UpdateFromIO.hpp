@@ -5,6 +5,7 @@
 
 #include "TernaryCounter_PackedState.hpp"
 #include "TernaryCounter_Params.hpp"
+#include "TernaryCounter_Precision.hpp"
 #include "TernaryCounter_ViewTypes.hpp"
 
 #include <Kokkos_Core.hpp>
@@ -22,7 +23,8 @@ std::int64_t from_io_workspace_rows(std::int64_t out, std::int64_t in,
                                     std::int64_t budget_bytes = 0);
 
 /// One update step of every row of `state` from the layer inputs `x` [M, in] and output
-/// gradients `grad_out` [M, out] on `space`, with a workspace of
+/// gradients `grad_out` [M, out] on `space`, the weight gradient formed in `precision` (fp32:
+/// SPEC §3; int8: SPEC §6, at most int8_max_samples samples), with a workspace of
 /// from_io_workspace_rows(out, in, params.workspace_bytes) rows allocated for the call.
 /// Non-finite rows are skipped and counted. Throws std::invalid_argument (and changes nothing)
 /// on bad params or extents. Blocks until the update is done.
@@ -31,7 +33,7 @@ UpdateReport update_from_io(const ExecSpace& space,
                             const PackedState<typename ExecSpace::memory_space>& state,
                             const InputView<typename ExecSpace::memory_space>& x,
                             const InputView<typename ExecSpace::memory_space>& grad_out,
-                            const UpdateParams& params);
+                            const UpdateParams& params, Precision precision = Precision::fp32);
 
 /// The same with a caller-owned workspace [rows >= 1, in]: rows are processed in chunks of
 /// workspace.extent(0) (keep it across calls to avoid an allocation per step). Blocks.
@@ -40,6 +42,7 @@ UpdateReport update_from_io(
     const ExecSpace& space, const PackedState<typename ExecSpace::memory_space>& state,
     const InputView<typename ExecSpace::memory_space>& x,
     const InputView<typename ExecSpace::memory_space>& grad_out, const UpdateParams& params,
+    Precision precision,
     const Kokkos::View<float**, Kokkos::LayoutRight, typename ExecSpace::memory_space>& workspace);
 
 /// Asynchronous, with a caller-owned workspace: enqueues every chunk on `space` and returns at
@@ -51,6 +54,7 @@ void update_from_io(
     const ExecSpace& space, const PackedState<typename ExecSpace::memory_space>& state,
     const InputView<typename ExecSpace::memory_space>& x,
     const InputView<typename ExecSpace::memory_space>& grad_out, const UpdateParams& params,
+    Precision precision,
     const Kokkos::View<float**, Kokkos::LayoutRight, typename ExecSpace::memory_space>& workspace,
     const SkippedRowsView<typename ExecSpace::memory_space>& skipped_rows);
 
@@ -59,8 +63,9 @@ template <class MemorySpace>
 UpdateReport update_from_io(const PackedState<MemorySpace>& state,
                             const std::type_identity_t<InputView<MemorySpace>>& x,
                             const std::type_identity_t<InputView<MemorySpace>>& grad_out,
-                            const UpdateParams& params) {
-  return update_from_io(typename MemorySpace::execution_space{}, state, x, grad_out, params);
+                            const UpdateParams& params, Precision precision = Precision::fp32) {
+  return update_from_io(typename MemorySpace::execution_space{}, state, x, grad_out, params,
+                        precision);
 }
 
 /// Any other View types for x, grad_out or the workspace (e.g. LayoutLeft): a compile error
@@ -81,7 +86,7 @@ requires(Impl::NotInputMatrix<X, typename ExecSpace::memory_space> ||
          Impl::NotInputMatrix<GradOut, typename ExecSpace::memory_space> ||
          Impl::NotOutputMatrix<Workspace, typename ExecSpace::memory_space>) UpdateReport
     update_from_io(const ExecSpace&, const PackedState<typename ExecSpace::memory_space>&, const X&,
-                   const GradOut&, const UpdateParams&, const Workspace&) {
+                   const GradOut&, const UpdateParams&, Precision, const Workspace&) {
   static_assert(!Impl::NotInputMatrix<X, typename ExecSpace::memory_space>,
                 TERNARYCOUNTER_MATRIX_RULE("update_from_io", "x", "const float"));
   static_assert(!Impl::NotInputMatrix<GradOut, typename ExecSpace::memory_space>,

@@ -12,6 +12,7 @@ struct Inputs {
   State state;
   Matrix x, grad_out;
   UpdateParams params;
+  Precision precision = Precision::fp32;
 };
 
 /// Every rank runs `call` on inputs that `spoil` may change on the last rank only; every rank
@@ -28,7 +29,7 @@ void expect_same_error_everywhere(const std::function<void(Inputs&)>& spoil,
   const State before = create_mirror_and_copy(space, in.state);
   std::string message;
   try {
-    Dist::update_from_io(comm, space, in.state, in.x, in.grad_out, in.params);
+    Dist::update_from_io(comm, space, in.state, in.x, in.grad_out, in.params, in.precision);
   } catch (const std::invalid_argument& e) {
     message = e.what();
   }
@@ -84,8 +85,8 @@ TEST(DistributedBadInput, RanksDisagreeOnParams) {
 // FP32 all-gather) and leave the others waiting: it is refused before anything moves.
 TEST(DistributedBadInput, RanksDisagreeOnPrecision) {
   if (Dist::Communicator().size() < 2) GTEST_SKIP() << "needs 2 ranks";
-  expect_same_error_everywhere([](Inputs& in) { in.params.precision = Precision::int8; },
-                               "the ranks disagree on params.precision: rank 0 has 0 but rank");
+  expect_same_error_everywhere([](Inputs& in) { in.precision = Precision::int8; },
+                               "the ranks disagree on precision: rank 0 has 0 but rank");
 }
 
 TEST(DistributedBadInput, LayersDisagreeOnStep) {

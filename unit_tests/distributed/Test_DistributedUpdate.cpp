@@ -32,7 +32,8 @@ const Split splits[] = {
 };
 
 void check_against_one_process(std::int64_t out, std::int64_t in, std::int64_t m,
-                               UpdateParams params, bool poison_a_row) {
+                               UpdateParams params, bool poison_a_row,
+                               Precision precision = Precision::fp32) {
   const Dist::Communicator comm;
   const ExecSpace space;
   for (const Split& split : splits) {
@@ -51,12 +52,13 @@ void check_against_one_process(std::int64_t out, std::int64_t in, std::int64_t m
         Kokkos::deep_copy(grad_out, h);
       }
       params.seed = 1000 + step;
-      const UpdateReport one = update_from_io(space, reference, x, grad_out, params);
+      const UpdateReport one = update_from_io(space, reference, x, grad_out, params, precision);
 
       const Dist::Block mine = split.mine(m, comm.rank(), comm.size());
       const UpdateReport many =
           Dist::update_from_io(comm, space, sharded, rows_of(x, mine.first, mine.last),
-                               rows_of(grad_out, mine.first, mine.last), params, workspace);
+                               rows_of(grad_out, mine.first, mine.last), params, precision,
+                               workspace);
       EXPECT_EQ(many.skipped_rows, one.skipped_rows) << "step " << step;
       if (poison_a_row && step == 1) EXPECT_GE(one.skipped_rows, 1);
       ASSERT_TRUE(on_every_rank(identical(sharded, reference)))
@@ -125,8 +127,7 @@ TEST(DistributedUpdate, Int8BitIdenticalToOneProcess) {
   p.lr = 0.3;
   p.lr_scale = 1e-2;
   p.rms_beta = 0.9;
-  p.precision = Precision::int8;
-  check_against_one_process(37, 24, 29, p, false);
+  check_against_one_process(37, 24, 29, p, false, Precision::int8);
 }
 
 TEST(DistributedUpdate, Int8LaggedClippedAndSkippedRows) {
@@ -138,8 +139,7 @@ TEST(DistributedUpdate, Int8LaggedClippedAndSkippedRows) {
   p.clip = 0.05;
   p.lagged = true;
   p.row_offset = 3;
-  p.precision = Precision::int8;
-  check_against_one_process(21, 16, 17, p, true);
+  check_against_one_process(21, 16, 17, p, true, Precision::int8);
 }
 
 TEST(DistributedUpdate, Int8FewerRowsThanRanks) {
@@ -147,8 +147,7 @@ TEST(DistributedUpdate, Int8FewerRowsThanRanks) {
   p.lr = 0.4;
   p.lr_scale = 2e-4;
   p.rms_beta = 0.9;
-  p.precision = Precision::int8;
-  check_against_one_process(2, 8, 9, p, false);
+  check_against_one_process(2, 8, 9, p, false, Precision::int8);
 }
 
 // A workspace budget of a few rows: the sums move in many rounds of one row per rank.
@@ -157,9 +156,8 @@ TEST(DistributedUpdate, Int8ManyRounds) {
   p.lr = 0.3;
   p.lr_scale = 1e-2;
   p.rms_beta = 0.9;
-  p.precision = Precision::int8;
   p.workspace_bytes = 4 * 24;
-  check_against_one_process(37, 24, 29, p, true);
+  check_against_one_process(37, 24, 29, p, true, Precision::int8);
 }
 
 // Wider than the hosts' 128-column quantizer blocks, so its vector loops run too.
@@ -168,8 +166,7 @@ TEST(DistributedUpdate, Int8WideLayer) {
   p.lr = 0.3;
   p.lr_scale = 2e-4;
   p.rms_beta = 0.9;
-  p.precision = Precision::int8;
-  check_against_one_process(130, 260, 70, p, false);
+  check_against_one_process(130, 260, 70, p, false, Precision::int8);
 }
 
 TEST(DistributedUpdate, Int8TernaryLinearMatchesOneProcess) {
@@ -179,9 +176,8 @@ TEST(DistributedUpdate, Int8TernaryLinearMatchesOneProcess) {
   p.lr = 0.25;
   p.lr_scale = 2e-4;
   p.rms_beta = 0.9;
-  p.precision = Precision::int8;
-  TernaryLinear<ExecSpace> one(space, "one", 12, 20, p, 77);
-  Dist::TernaryLinear<ExecSpace> many(comm, space, "many", 12, 20, p, 77);
+  TernaryLinear<ExecSpace> one(space, "one", 12, 20, p, 77, Precision::int8);
+  Dist::TernaryLinear<ExecSpace> many(comm, space, "many", 12, 20, p, 77, Precision::int8);
   randomize_ternary(one.state(), 5, 0.3f);
   randomize_ternary(many.state(), 5, 0.3f);
   const std::int64_t m = 23;
@@ -219,7 +215,6 @@ TEST(DistributedUpdate, Int8BytesCountedMatchTheModel) {
   UpdateParams p;
   p.lr = 0.3;
   p.lr_scale = 2e-4;
-  p.precision = Precision::int8;
   const std::int64_t out = 96, in = 128;
   State state = random_state(out, in, p.C, 3);
   Dist::UpdateWorkspace<MemSpace> workspace;
@@ -232,7 +227,7 @@ TEST(DistributedUpdate, Int8BytesCountedMatchTheModel) {
     const Dist::Block mine = Dist::block(m, comm.rank(), comm.size());
     comm.reset_bytes_sent();
     Dist::update_from_io(comm, space, state, rows_of(x, mine.first, mine.last),
-                         rows_of(g, mine.first, mine.last), p, workspace);
+                         rows_of(g, mine.first, mine.last), p, Precision::int8, workspace);
     counted[k] = comm.bytes_sent();
   }
   EXPECT_EQ(counted[0], counted[1]) << "the traffic depends on the batch";
@@ -253,7 +248,6 @@ TEST(DistributedUpdate, Int8GlobalBatchBound) {
   const Dist::Communicator comm;
   const ExecSpace space;
   UpdateParams p;
-  p.precision = Precision::int8;
   const std::int64_t m = 133145, in = 4, out = 4;
   State state = random_state(out, in, p.C, 3);
   State before = create_mirror_and_copy(space, state);
@@ -261,7 +255,7 @@ TEST(DistributedUpdate, Int8GlobalBatchBound) {
   const Matrix x("x", mine.size(), in), g("g", mine.size(), out);
   std::string message;
   try {
-    Dist::update_from_io(comm, space, state, x, g, p);
+    Dist::update_from_io(comm, space, state, x, g, p, Precision::int8);
   } catch (const std::invalid_argument& e) {
     message = e.what();
   }

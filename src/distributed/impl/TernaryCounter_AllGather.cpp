@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #include "distributed/impl/TernaryCounter_AllGather.hpp"
 
-#include "core/impl/TernaryCounter_ExecutionSpaces.hpp"
+#include "engines/TernaryCounter_ExecutionSpaces.hpp"
 #include "distributed/impl/TernaryCounter_MpiCheck.hpp"
 #include "distributed/impl/TernaryCounter_Ring.hpp"
 

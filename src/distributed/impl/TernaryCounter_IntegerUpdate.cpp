@@ -1,15 +1,16 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #include "distributed/impl/TernaryCounter_IntegerUpdate.hpp"
 
+#include "core/TernaryCounter_Reallocate.hpp"
 #include "TernaryCounter_Blocks.hpp"
 #include "distributed/impl/TernaryCounter_AllGather.hpp"
 #include "distributed/impl/TernaryCounter_Ring.hpp"
 
 #include <Kokkos_Profiling_ScopedRegion.hpp>
-#include "core/impl/TernaryCounter_ExecutionSpaces.hpp"
-#include "core/impl/TernaryCounter_Validation.hpp"
-#include "products/impl/TernaryCounter_Tiling.hpp"
-#include "update/impl/TernaryCounter_Int8UpdatePhases.hpp"
+#include "engines/TernaryCounter_ExecutionSpaces.hpp"
+#include "core/TernaryCounter_Validation.hpp"
+#include "engines/TernaryCounter_Tiling.hpp"
+#include "TernaryCounter_DataParallelPhases.hpp"
 
 #include <algorithm>
 #include <string>
@@ -17,22 +18,6 @@
 namespace TernaryCounter::Distributed::Impl {
 
 namespace {
-
-/// `view`, reallocated (contents dropped) when its extents differ.
-template <class View, class... Extents>
-View sized(View& view, const char* label, Extents... extents) {
-  const std::int64_t want[] = {std::int64_t(extents)...};
-  bool same = true;
-  for (std::size_t d = 0; d < sizeof...(Extents); ++d) {
-    same = same && std::int64_t(view.extent(d)) == want[d];
-  }
-  if (!same) {
-    view = View(Kokkos::view_alloc(std::string("TernaryCounter::Distributed::") + label,
-                                   Kokkos::WithoutInitializing),
-                extents...);
-  }
-  return view;
-}
 
 /// Runs `collective` on a host copy of `view` (the view itself where the host can read it), then
 /// copies `back` (a subview of the host copy's span, as [first, last) elements) to the view.
@@ -82,7 +67,7 @@ std::int64_t integer_update(const Communicator& comm, const ExecSpace& space,
   }
   // Every rank knows every count, so every rank throws the same error here.
   TernaryCounter::Impl::require_int8_bound("Distributed::update_from_io", "M (global samples)", m,
-                                           TernaryCounter::Impl::int8_max_samples);
+                                           TernaryCounter::int8_max_samples);
   const std::int64_t in = state.in(), out = state.out();
   std::vector<std::int64_t> rows(std::size_t(n) + 1);
   std::int64_t largest = 0;
@@ -94,20 +79,20 @@ std::int64_t integer_update(const Communicator& comm, const ExecSpace& space,
   IntegerWorkspace<Mem>& buffers = *workspace.integer;
 
   // 1. The columns' absmax over the global batch: a max of local ones.
-  const auto absmax = sized(buffers.absmax, "absmax", in + out);
-  TernaryCounter::Impl::int8_column_absmax(space, x_local, grad_out_local, absmax);
+  const auto absmax = TernaryCounter::Impl::sized(buffers.absmax, "Distributed::absmax", in + out);
+  TernaryCounter::Experimental::int8_column_absmax(space, x_local, grad_out_local, absmax);
   on_host(space, absmax, 0, in + out,
           [&](std::uint32_t* bits) { ring_all_reduce_max(comm, bits, in + out); });
 
   // 2. This rank's samples quantized once, on the global streams.
-  TernaryCounter::Impl::int8_quantize_operands(space, x_local, grad_out_local, absmax, params.seed,
+  TernaryCounter::Experimental::int8_quantize_operands(space, x_local, grad_out_local, absmax, params.seed,
                                                params.row_offset, m, offset, buffers.operands);
 
   // 3. Rounds: a slice of every rank's row block; the slices' sums over all ranks (exact in any
   // order) reach their owner, which updates those rows.
   const std::int64_t slice = std::min(std::max<std::int64_t>(largest, 1),
                                       integer_round_rows<ExecSpace>(in, n, params.workspace_bytes));
-  const auto sums = sized(buffers.sums, "sums", slice * n, in);
+  const auto sums = TernaryCounter::Impl::sized(buffers.sums, "Distributed::sums", slice * n, in);
   const SkippedRowsView<Mem> skipped(
       Kokkos::view_alloc(space, "TernaryCounter::Distributed::skipped_rows"));
   std::int64_t skipped_here = 0;
@@ -120,7 +105,7 @@ std::int64_t integer_update(const Communicator& comm, const ExecSpace& space,
       first[r] = rows[r] + done;
       count[r] = std::clamp<std::int64_t>(rows[r + 1] - first[r], 0, slice);
       const std::pair<std::int64_t, std::int64_t> part(at, at + count[r]);
-      TernaryCounter::Impl::int8_gradient_rows(space, buffers.operands, first[r],
+      TernaryCounter::Experimental::int8_gradient_rows(space, buffers.operands, first[r],
                                                Kokkos::subview(sums, part, Kokkos::ALL));
       elements[r] = at * in;
       at += count[r];
@@ -132,7 +117,7 @@ std::int64_t integer_update(const Communicator& comm, const ExecSpace& space,
       UpdateParams p = params;
       p.row_offset = params.row_offset + first[rank];
       const std::int64_t mine = elements[rank] / std::max<std::int64_t>(1, in);
-      TernaryCounter::Impl::int8_update_from_sums(
+      TernaryCounter::Experimental::int8_update_from_sums(
           space, state.row_range(first[rank], first[rank] + count[rank]),
           Kokkos::subview(sums, std::make_pair(mine, mine + count[rank]), Kokkos::ALL), absmax,
           first[rank], p, skipped);

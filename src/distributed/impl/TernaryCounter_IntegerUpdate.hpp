@@ -9,7 +9,7 @@
 #include "TernaryCounter_Communicator.hpp"
 #include "TernaryCounter_DistributedUpdate.hpp"
 
-#include "update/impl/TernaryCounter_Int8UpdatePhases.hpp"
+#include "TernaryCounter_DataParallelPhases.hpp"
 
 #include <cstdint>
 #include <vector>
@@ -20,9 +20,9 @@ namespace TernaryCounter::Distributed::Impl {
 /// operands, and one round's int32 sums [size x rows per round, in].
 template <class MemorySpace>
 struct IntegerWorkspace {
-  TernaryCounter::Impl::AbsmaxBits<MemorySpace> absmax;
-  TernaryCounter::Impl::Int8GradientOperands<MemorySpace> operands;
-  TernaryCounter::Impl::IntegerSums<MemorySpace> sums;
+  TernaryCounter::Experimental::AbsmaxBits<MemorySpace> absmax;
+  TernaryCounter::Experimental::Int8GradientOperands<MemorySpace> operands;
+  TernaryCounter::Experimental::IntegerSums<MemorySpace> sums;
 };
 
 /// Rows of each rank's block per round of the reduce-scatter: a round's sums (size ranks x rows

@@ -12,8 +12,8 @@
 #pragma once
 
 #include "TernaryCounter_PackedState.hpp"
-#include "products/impl/TernaryCounter_FewSampleInt8Forward.hpp"
-#include "products/impl/TernaryCounter_IntegerOperands.hpp"
+#include "engines/TernaryCounter_FewSampleInt8Forward.hpp"
+#include "engines/TernaryCounter_IntegerOperands.hpp"
 
 #include <Kokkos_Core.hpp>
 

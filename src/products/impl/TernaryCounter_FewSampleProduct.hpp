@@ -22,10 +22,10 @@
 // The bits equal the other kernels'.
 #pragma once
 
-#include "core/impl/TernaryCounter_Float4.hpp"
-#include "core/impl/TernaryCounter_Unroll.hpp"
-#include "products/impl/TernaryCounter_TileOperands.hpp"
-#include "products/impl/TernaryCounter_Tiling.hpp"
+#include "engines/TernaryCounter_Float4.hpp"
+#include "engines/TernaryCounter_Unroll.hpp"
+#include "engines/TernaryCounter_TileOperands.hpp"
+#include "engines/TernaryCounter_Tiling.hpp"
 
 #include <Kokkos_Core.hpp>
 

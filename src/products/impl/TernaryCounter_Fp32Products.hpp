@@ -4,7 +4,7 @@
 #pragma once
 
 #include "TernaryCounter_ViewTypes.hpp"
-#include "products/impl/TernaryCounter_TileOperands.hpp"
+#include "engines/TernaryCounter_TileOperands.hpp"
 
 #include <Kokkos_Core.hpp>
 

@@ -7,26 +7,27 @@
 // order where each serves.
 #include "products/impl/TernaryCounter_ProductDispatch.hpp"
 
-#include "core/impl/TernaryCounter_ExecutionSpaces.hpp"
-#include "core/impl/TernaryCounter_HostIsa.hpp"
-#include "core/impl/TernaryCounter_ScratchArena.hpp"
-#include "core/impl/TernaryCounter_Validation.hpp"
-#include "products/impl/TernaryCounter_DecodedBlocks.hpp"
+#include "engines/TernaryCounter_Capabilities.hpp"
+#include "engines/TernaryCounter_ExecutionSpaces.hpp"
+#include "engines/TernaryCounter_HostIsa.hpp"
+#include "engines/TernaryCounter_ScratchArena.hpp"
+#include "core/TernaryCounter_Validation.hpp"
+#include "engines/TernaryCounter_DecodedBlocks.hpp"
 #include "products/impl/TernaryCounter_FewSampleInt8BackwardInput.hpp"
-#include "products/impl/TernaryCounter_FewSampleInt8Forward.hpp"
+#include "engines/TernaryCounter_FewSampleInt8Forward.hpp"
 #include "products/impl/TernaryCounter_FewSampleProduct.hpp"
 #include "products/impl/TernaryCounter_Fp32Products.hpp"
-#include "products/impl/TernaryCounter_HostInt8Gemm.hpp"
-#include "products/impl/TernaryCounter_Int8Epilogues.hpp"
-#include "products/impl/TernaryCounter_IntegerOperands.hpp"
-#include "products/impl/TernaryCounter_IntegerProduct.hpp"
+#include "engines/TernaryCounter_HostInt8Gemm.hpp"
+#include "engines/TernaryCounter_Int8Epilogues.hpp"
+#include "engines/TernaryCounter_IntegerOperands.hpp"
+#include "engines/TernaryCounter_IntegerProduct.hpp"
 #include "products/impl/TernaryCounter_SmallBatchProduct.hpp"
-#include "products/impl/TernaryCounter_TileGemm.hpp"
-#include "products/impl/TernaryCounter_TileGemmLaunch.hpp"
-#include "quantize/impl/TernaryCounter_Quantize.hpp"
-#include "quantize/impl/TernaryCounter_QuantizedRows.hpp"
-#include "quantize/impl/TernaryCounter_RowQuantizer.hpp"
-#include "vendor/TernaryCounter_VendorInt8Product.hpp"
+#include "engines/TernaryCounter_TileGemm.hpp"
+#include "engines/TernaryCounter_TileGemmLaunch.hpp"
+#include "engines/TernaryCounter_Quantize.hpp"
+#include "engines/TernaryCounter_QuantizedRows.hpp"
+#include "engines/TernaryCounter_RowQuantizer.hpp"
+#include "engines/vendor/TernaryCounter_VendorInt8Product.hpp"
 
 #include <cstdint>
 #include <string>
@@ -41,10 +42,10 @@ namespace {
 /// "<call>::<kernel>", so Kokkos Tools tell them apart.
 template <class ExecSpace, class Product>
 void run_product(const ExecSpace& space, const Product& product, const std::string& call) {
-  if constexpr (Tiling<ExecSpace>::few_sample) {
+  if constexpr (Capabilities<ExecSpace>::few_sample_fp32) {
     if (run_few_sample_product(space, product, (call + "::few_sample").c_str())) return;
   }
-  if constexpr (Tiling<ExecSpace>::small_batch) {
+  if constexpr (Capabilities<ExecSpace>::small_batch_fp32) {
     using Small = SmallBatchProduct<ExecSpace, Product>;
     if (Small::serves(product.rows())) {
       Small{product}.run(space, (call + "::small_batch").c_str());
@@ -52,6 +53,42 @@ void run_product(const ExecSpace& space, const Product& product, const std::stri
     }
   }
   run_tile_gemm(space, product, (call + "::tiles").c_str());
+}
+
+/// The int8 products' engines (SPEC §6). Each takes the operand quantized by rows, the
+/// quantizer being its prologue: an engine that quantizes as it loads takes its place here.
+enum class Int8ProductEngine {
+  host_few_sample,  ///< hosts with VBMI: codes decoded in registers, each weight used M times
+  gpu_few_sample,   ///< GPUs: each packed code read once
+  vendor_gemm,      ///< the vendor GEMM over blocks of decoded weights (the integer engine where
+                    ///< it declines)
+  integer,          ///< the integer engine: VNNI / AMX on hosts (host_isa()), else portable
+};
+
+template <class ExecSpace>
+Int8ProductEngine int8_forward_engine(std::int64_t M, std::int64_t in) {
+  using Caps = Capabilities<ExecSpace>;
+  if constexpr (Caps::host) {
+    const HostIsa& isa = host_isa();
+    if (M <= HostInt8::few_samples && isa.int8_engine != HostInt8Engine::portable && isa.vbmi) {
+      return Int8ProductEngine::host_few_sample;
+    }
+  }
+  if (Caps::few_sample_int8_forward && few_sample_int8_forward_serves(M, in)) {
+    return Int8ProductEngine::gpu_few_sample;
+  }
+  return Caps::vendor_int8 != VendorInt8Gemm::none ? Int8ProductEngine::vendor_gemm
+                                                   : Int8ProductEngine::integer;
+}
+
+template <class ExecSpace>
+Int8ProductEngine int8_backward_input_engine(std::int64_t M, std::int64_t in) {
+  using Caps = Capabilities<ExecSpace>;
+  if (Caps::few_sample_int8_gpu && few_sample_backward_input_sums(M, in) > 0) {
+    return Int8ProductEngine::gpu_few_sample;
+  }
+  return Caps::vendor_int8 != VendorInt8Gemm::none ? Int8ProductEngine::vendor_gemm
+                                                   : Int8ProductEngine::integer;
 }
 
 template <class ExecSpace>
@@ -62,8 +99,9 @@ void forward_int8(const ExecSpace& space,
   using Mem = typename ExecSpace::memory_space;
   require_int8_bound("forward", "in", state.in(), int8_max_depth);
   const std::int64_t M = x.extent(0);
+  const Int8ProductEngine engine = int8_forward_engine<ExecSpace>(M, state.in());
   std::size_t bytes = QuantizedRows<Mem>::bytes(M, state.in());
-  if constexpr (vendor_gemm_space<ExecSpace>) {
+  if (engine == Int8ProductEngine::vendor_gemm) {
     bytes += decoded_block_scratch(state.out(), padded_depth(state.in()));
   }
   ScratchArena<ExecSpace> arena(space, bytes);
@@ -72,27 +110,28 @@ void forward_int8(const ExecSpace& space,
                                                           "TernaryCounter::forward::quantize_x");
   const TernaryByColumn<Mem> weights{state.codes, state.C};
   const ForwardEpilogue<Mem> epilogue{y, xq.scale, state.scale};
-  const HostIsa isa = host_isa();
   if constexpr (host_space<ExecSpace>) {
-    // A few samples: each weight is used M times, so decoding in registers beats packing panels.
-    if (M <= HostInt8::few_samples && isa.int8_engine != HostInt8Engine::portable && isa.vbmi) {
+    if (engine == Int8ProductEngine::host_few_sample) {
       space.fence("TernaryCounter::forward::few_samples");
       HostInt8::few_sample_forward(space, Int8Rows<Mem>{xq.q}, xq.sums.data(), weights, M, epilogue,
                                    "TernaryCounter::forward::int8_few_samples");
       return;
     }
-  }
-  if constexpr (!host_space<ExecSpace>) {  // hosts have their own (VBMI, above)
-    if (few_sample_int8_forward(space, xq.q, xq.sums, state, M, epilogue)) return;
+  } else {
+    if (engine == Int8ProductEngine::gpu_few_sample &&
+        few_sample_int8_forward(space, xq.q, xq.sums, state, M, epilogue)) {
+      return;
+    }
   }
   if constexpr (vendor_gemm_space<ExecSpace>) {
-    if (vendor_product<DecodeWeightRows>(space, arena, state, xq, y, epilogue,
+    if (engine == Int8ProductEngine::vendor_gemm &&
+        vendor_product<DecodeWeightRows>(space, arena, state, xq, y, epilogue,
                                          "TernaryCounter::forward::int8_epilogue")) {
       return;
     }
   }
-  run_integer_product(space, isa.int8_engine, xq, weights, state.C, M, state.out(), epilogue,
-                      "TernaryCounter::forward::int8_product");
+  run_integer_product(space, host_isa().int8_engine, xq, weights, state.C, M, state.out(),
+                      epilogue, "TernaryCounter::forward::int8_product");
 }
 
 template <class ExecSpace>
@@ -104,11 +143,12 @@ void backward_input_int8(const ExecSpace& space,
   using Mem = typename ExecSpace::memory_space;
   require_int8_bound("backward_input", "out", state.out(), int8_max_depth);
   const std::int64_t M = grad_out.extent(0);
+  const Int8ProductEngine engine = int8_backward_input_engine<ExecSpace>(M, state.in());
   std::size_t bytes = QuantizedRows<Mem>::bytes(M, state.out());
-  const std::int64_t few_sample_sums = few_sample_backward_input_sums(M, state.in());
-  if constexpr (vendor_gemm_space<ExecSpace>) {
-    bytes += few_sample_sums > 0 ? scratch_bytes<std::int32_t>(few_sample_sums)
-                                 : decoded_block_scratch(state.in(), padded_depth(state.out()));
+  if (engine == Int8ProductEngine::gpu_few_sample) {
+    bytes += scratch_bytes<std::int32_t>(few_sample_backward_input_sums(M, state.in()));
+  } else if (engine == Int8ProductEngine::vendor_gemm) {
+    bytes += decoded_block_scratch(state.in(), padded_depth(state.out()));
   }
   ScratchArena<ExecSpace> arena(space, bytes);
   const QuantizedRows<Mem> hq(space, arena, M, state.out());
@@ -116,14 +156,15 @@ void backward_input_int8(const ExecSpace& space,
                                       stream_key(seed, int8_backward_input_tag), sample_offset}
       .run(space, "TernaryCounter::backward_input::quantize_grad_out");
   const BackwardInputEpilogue<Mem> epilogue{grad_x, hq.scale};
-  if constexpr (vendor_gemm_space<ExecSpace>) {  // (HIP: the portable kernel, unmeasured there)
-    if (few_sample_sums > 0) {
+  if constexpr (vendor_gemm_space<ExecSpace>) {  // (HIP: the integer engine, unmeasured there)
+    if (engine == Int8ProductEngine::gpu_few_sample) {
       const Kokkos::View<std::int32_t**, Kokkos::LayoutRight, Mem> sums(
-          arena.template take<std::int32_t>(few_sample_sums), M, state.in());
+          arena.template take<std::int32_t>(M * state.in()), M, state.in());
       few_sample_int8_backward_input(space, hq.q, hq.sums, state, M, sums, epilogue);
       return;
     }
-    if (vendor_product<DecodeWeightColumns>(space, arena, state, hq, grad_x, epilogue,
+    if (engine == Int8ProductEngine::vendor_gemm &&
+        vendor_product<DecodeWeightColumns>(space, arena, state, hq, grad_x, epilogue,
                                             "TernaryCounter::backward_input::int8_epilogue")) {
       return;
     }

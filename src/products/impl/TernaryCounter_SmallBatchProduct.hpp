@@ -16,10 +16,10 @@
 // by its shared-memory traffic and latency.
 #pragma once
 
-#include "core/impl/TernaryCounter_Float4.hpp"
-#include "core/impl/TernaryCounter_HostIsa.hpp"
-#include "core/impl/TernaryCounter_Unroll.hpp"
-#include "products/impl/TernaryCounter_TileOperands.hpp"
+#include "engines/TernaryCounter_Float4.hpp"
+#include "engines/TernaryCounter_HostIsa.hpp"
+#include "engines/TernaryCounter_Unroll.hpp"
+#include "engines/TernaryCounter_TileOperands.hpp"
 
 #include <Kokkos_Core.hpp>
 

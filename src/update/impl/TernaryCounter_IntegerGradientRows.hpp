@@ -11,20 +11,16 @@
 // every source gives the bits of the float rows it replaces.
 #pragma once
 
-#include "core/impl/TernaryCounter_Float4.hpp"
-#include "products/impl/TernaryCounter_FewSampleInt8Forward.hpp"
-#include "products/impl/TernaryCounter_IntegerOperands.hpp"
+#include "engines/TernaryCounter_Capabilities.hpp"
+#include "engines/TernaryCounter_Float4.hpp"
+#include "engines/TernaryCounter_FewSampleInt8Forward.hpp"
+#include "engines/TernaryCounter_IntegerOperands.hpp"
 
 #include <Kokkos_Core.hpp>
 
 #include <cstdint>
 
 namespace TernaryCounter::Impl {
-
-/// The most samples whose gradient FewSampleGradientRows forms in the row update (4 words of
-/// 4 int8 per column): past it, the work per weight outgrows the bytes the update streams, and
-/// the GEMM (IntegerSumRows) is faster.
-inline constexpr std::int64_t few_sample_update_max = 16;
 
 struct alignas(16) Int4 {
   std::int32_t v[4];

@@ -14,13 +14,13 @@
 #pragma once
 
 #include "TernaryCounter_Hash.hpp"
-#include "core/impl/TernaryCounter_CodeUpdateTable.hpp"
-#include "core/impl/TernaryCounter_Float4.hpp"
-#include "core/impl/TernaryCounter_HostIsa.hpp"
-#include "core/impl/TernaryCounter_HostVectorCodes.hpp"
-#include "core/impl/TernaryCounter_Unroll.hpp"
-#include "products/impl/TernaryCounter_Tiling.hpp"
-#include "update/impl/TernaryCounter_RowMath.hpp"
+#include "core/TernaryCounter_CodeUpdateTable.hpp"
+#include "engines/TernaryCounter_Float4.hpp"
+#include "engines/TernaryCounter_HostIsa.hpp"
+#include "engines/TernaryCounter_HostVectorCodes.hpp"
+#include "engines/TernaryCounter_Unroll.hpp"
+#include "engines/TernaryCounter_Tiling.hpp"
+#include "core/TernaryCounter_RowMath.hpp"
 
 #include <Kokkos_Core.hpp>
 

@@ -6,24 +6,25 @@
 // runs, else by the portable engine.
 #include "update/impl/TernaryCounter_UpdateDispatch.hpp"
 
-#include "core/impl/TernaryCounter_ExecutionSpaces.hpp"
-#include "core/impl/TernaryCounter_HostIsa.hpp"
-#include "core/impl/TernaryCounter_ScratchArena.hpp"
-#include "core/impl/TernaryCounter_Validation.hpp"
-#include "products/impl/TernaryCounter_DecodedBlocks.hpp"
-#include "products/impl/TernaryCounter_Int8Epilogues.hpp"
-#include "products/impl/TernaryCounter_IntegerOperands.hpp"
-#include "products/impl/TernaryCounter_IntegerProduct.hpp"
-#include "products/impl/TernaryCounter_TileGemm.hpp"
-#include "products/impl/TernaryCounter_TileGemmLaunch.hpp"
-#include "quantize/impl/TernaryCounter_ColumnQuantizer.hpp"
-#include "quantize/impl/TernaryCounter_Quantize.hpp"
-#include "quantize/impl/TernaryCounter_QuantizedRows.hpp"
-#include "quantize/impl/TernaryCounter_TiledColumnQuantizer.hpp"
+#include "engines/TernaryCounter_ExecutionSpaces.hpp"
+#include "engines/TernaryCounter_HostIsa.hpp"
+#include "engines/TernaryCounter_ScratchArena.hpp"
+#include "core/TernaryCounter_Validation.hpp"
+#include "engines/TernaryCounter_DecodedBlocks.hpp"
+#include "engines/TernaryCounter_Int8Epilogues.hpp"
+#include "engines/TernaryCounter_IntegerOperands.hpp"
+#include "engines/TernaryCounter_IntegerProduct.hpp"
+#include "engines/TernaryCounter_TileGemm.hpp"
+#include "engines/TernaryCounter_TileGemmLaunch.hpp"
+#include "engines/TernaryCounter_ColumnQuantizer.hpp"
+#include "engines/TernaryCounter_Quantize.hpp"
+#include "engines/TernaryCounter_QuantizedRows.hpp"
+#include "engines/TernaryCounter_TiledColumnQuantizer.hpp"
 #include "update/impl/TernaryCounter_GradientProduct.hpp"
+#include "update/impl/TernaryCounter_Int8GradientEngine.hpp"
 #include "update/impl/TernaryCounter_IntegerGradientRows.hpp"
 #include "update/impl/TernaryCounter_RowUpdateKernel.hpp"
-#include "vendor/TernaryCounter_VendorInt8Product.hpp"
+#include "engines/vendor/TernaryCounter_VendorInt8Product.hpp"
 
 #include <algorithm>
 #include <cstdint>
@@ -99,9 +100,10 @@ void update_from_io_int8(const ExecSpace& space,
   constexpr bool tiled_columns = !host_space<ExecSpace>;
   const std::int64_t xq_rows = tiled_columns ? in : M;
   const std::int64_t xq_cols = tiled_columns ? padded_depth(M) : in;
-  // CUDA, M <= few_sample_update_max: x's words for FewSampleGradientRows.
+  const Int8GradientEngine engine = int8_gradient_engine<ExecSpace>(M, true);
+  // x's words for FewSampleGradientRows.
   const std::int64_t few_sample_words =
-      vendor_gemm_space<ExecSpace> && M <= few_sample_update_max ? (M + 3) / 4 : 0;
+      engine == Int8GradientEngine::few_sample_rows ? (M + 3) / 4 : 0;
   ScratchArena<ExecSpace> arena(
       space, scratch_bytes<std::int8_t>(xq_rows * xq_cols) + scratch_bytes<float>(in) +
                  QuantizedRows<Mem>::bytes(out, M) +
@@ -121,8 +123,8 @@ void update_from_io_int8(const ExecSpace& space,
                                     gq.scale, gq.sums,  amax_bits, key,     k.row_offset}
         .run(space);
   }
-  if constexpr (vendor_gemm_space<ExecSpace>) {  // (HIP: the portable kernel, unmeasured there)
-    if (few_sample_words > 0) {  // no gradient rows in memory: the update forms them
+  if constexpr (Capabilities<ExecSpace>::few_sample_int8_gpu) {
+    if (engine == Int8GradientEngine::few_sample_rows) {  // no G in memory: the update forms it
       Kokkos::deep_copy(space, skipped_rows, std::int64_t(0));
       const Kokkos::View<std::uint32_t**, Kokkos::LayoutRight, Mem> x_words(
           arena.template take<std::uint32_t>(few_sample_words * in), few_sample_words, in);
@@ -135,7 +137,6 @@ void update_from_io_int8(const ExecSpace& space,
       return;
     }
   }
-  const HostInt8Engine engine = host_isa().int8_engine;
   const std::int64_t chunk = std::max<std::int64_t>(1, workspace.extent(0));
   update_in_chunks(
       space, state, k, params.team_size, chunk, workspace, skipped_rows,
@@ -147,33 +148,22 @@ void update_from_io_int8(const ExecSpace& space,
         part.scale = Kokkos::subview(gq.scale, rows);
         part.sums = Kokkos::subview(gq.sums, rows);
         const GradientEpilogue<Mem> epilogue{gradient, part.scale, x_scale};
-        const char* label = "TernaryCounter::update_from_io::int8_gradient";
-        if constexpr (!tiled_columns) {
-          run_integer_product(space, engine, part, Int8ByDepth<Mem>{xq}, state.C, n, in, epilogue,
-                              label);
-        } else {
-          const std::int64_t depth = part.q.extent(1);
-          if (vendor_int8_gemm(space, n, in, depth, part.q.data(), depth, xq.data(), depth,
-                               gradient.data(), gradient.stride(0))) {
-            if (RowUpdateKernel<ExecSpace>::vector_rows(gradient)) {  // the scales on the way in
-              const IntegerSumRows<Mem> source{
-                  reinterpret_cast<const std::int32_t*>(gradient.data()),
-                  std::int64_t(gradient.stride(0)), part.scale, x_scale};
-              const auto rows_state = state.row_range(rows.first, rows.second);
-              RowUpdateKernel<ExecSpace, false, IntegerSumRows<Mem>>{
-                  rows_state.codes, rows_state.scale, rows_state.v, {},
-                  chunk_k,          skipped_rows,     source}
-                  .enqueue(space, params.team_size);
-              return false;
-            }
-            finish_in_place(space, gradient, n, in, epilogue,
-                            "TernaryCounter::update_from_io::int8_epilogue");
-          } else {
-            PortableIntegerProduct<ExecSpace, Int8ByColumn<Mem>, GradientEpilogue<Mem>>{
-                Int8Rows<Mem>{part.q}, Int8ByColumn<Mem>{xq}, epilogue, n, in, depth / 4}
-                .run(space, label);
-          }
+        if (!int8_gradient_product(space, engine, part, xq, state.C, n, in, epilogue,
+                                   gradient.data(), gradient.stride(0),
+                                   "TernaryCounter::update_from_io::int8_gradient")) {
+          return true;  // the epilogue wrote the float rows
         }
+        if (RowUpdateKernel<ExecSpace>::vector_rows(gradient)) {  // the scales on the way in
+          const IntegerSumRows<Mem> source{reinterpret_cast<const std::int32_t*>(gradient.data()),
+                                           std::int64_t(gradient.stride(0)), part.scale, x_scale};
+          const auto rows_state = state.row_range(rows.first, rows.second);
+          RowUpdateKernel<ExecSpace, false, IntegerSumRows<Mem>>{
+              rows_state.codes, rows_state.scale, rows_state.v, {}, chunk_k, skipped_rows, source}
+              .enqueue(space, params.team_size);
+          return false;
+        }
+        finish_in_place(space, gradient, n, in, epilogue,
+                        "TernaryCounter::update_from_io::int8_epilogue");
         return true;
       });
 }
@@ -228,9 +218,9 @@ void dispatch_update_from_io(
     const ExecSpace& space, const PackedState<typename ExecSpace::memory_space>& state,
     const InputView<typename ExecSpace::memory_space>& x,
     const InputView<typename ExecSpace::memory_space>& grad_out, const UpdateParams& params,
-    const OutputView<typename ExecSpace::memory_space>& workspace,
+    Precision precision, const OutputView<typename ExecSpace::memory_space>& workspace,
     const SkippedRowsView<typename ExecSpace::memory_space>& skipped_rows) {
-  if (params.precision == Precision::int8) {
+  if (precision == Precision::int8) {
     update_from_io_int8(space, state, x, grad_out, params, workspace, skipped_rows);
   } else {
     update_from_io_fp32(space, state, x, grad_out, params, workspace, skipped_rows);
@@ -244,7 +234,7 @@ void dispatch_update_from_io(
   template void dispatch_update_from_io<SPACE>(                                                    \
       const SPACE&, const PackedState<SPACE::memory_space>&,                                       \
       const InputView<SPACE::memory_space>&, const InputView<SPACE::memory_space>&,                \
-      const UpdateParams&, const OutputView<SPACE::memory_space>&,                                 \
+      const UpdateParams&, Precision, const OutputView<SPACE::memory_space>&,                      \
       const SkippedRowsView<SPACE::memory_space>&);                                                \
   template std::int64_t balanced_chunk_rows<SPACE>(const SPACE&, std::int64_t, std::int64_t,       \
                                                    std::int64_t);

@@ -7,6 +7,7 @@
 
 #include "TernaryCounter_PackedState.hpp"
 #include "TernaryCounter_Params.hpp"
+#include "TernaryCounter_Precision.hpp"
 #include "TernaryCounter_ViewTypes.hpp"
 
 #include <Kokkos_Core.hpp>
@@ -30,7 +31,7 @@ void dispatch_update_from_io(const ExecSpace& space,
                              const PackedState<typename ExecSpace::memory_space>& state,
                              const InputView<typename ExecSpace::memory_space>& x,
                              const InputView<typename ExecSpace::memory_space>& grad_out,
-                             const UpdateParams& params,
+                             const UpdateParams& params, Precision precision,
                              const OutputView<typename ExecSpace::memory_space>& workspace,
                              const SkippedRowsView<typename ExecSpace::memory_space>& skipped_rows);
 

@@ -3,8 +3,8 @@
 // and integer sums.
 #pragma once
 
-#include "core/impl/TernaryCounter_ScratchArena.hpp"
-#include "products/impl/TernaryCounter_IntegerOperands.hpp"
+#include "engines/TernaryCounter_ScratchArena.hpp"
+#include "engines/TernaryCounter_IntegerOperands.hpp"
 
 #include <Kokkos_Core.hpp>
 

@@ -13,7 +13,7 @@
 
 #include "TernaryCounter_Codes.hpp"
 #include "TernaryCounter_PackedState.hpp"
-#include "products/impl/TernaryCounter_IntegerOperands.hpp"
+#include "engines/TernaryCounter_IntegerOperands.hpp"
 
 #include <Kokkos_Core.hpp>
 
@@ -130,6 +130,11 @@ struct FewSampleInt8Forward {
   }
 };
 
+/// Whether few_sample_int8_forward serves M samples of a layer with `in` inputs.
+inline bool few_sample_int8_forward_serves(std::int64_t M, std::int64_t in) {
+  return M <= 16 && in % 16 == 0;
+}
+
 /// Runs FewSampleInt8Forward with the least S >= M of 1, 2, 4, 8, 16; false where M > 16 or the
 /// layer's depth is not a multiple of 16 (then a GEMM serves).
 template <class ExecSpace, class Epilogue>
@@ -140,7 +145,7 @@ bool few_sample_int8_forward(
     const Kokkos::View<const std::int32_t*, typename ExecSpace::memory_space>& x_sums,
     const PackedState<typename ExecSpace::memory_space>& state, std::int64_t M,
     const Epilogue& epilogue) {
-  if (M > 16 || state.in() % 16 != 0) return false;
+  if (!few_sample_int8_forward_serves(M, state.in())) return false;
   const char* label = "TernaryCounter::forward::int8_few_samples";
   const auto launch = [&](auto samples) {
     FewSampleInt8Forward<ExecSpace, decltype(samples)::value, Epilogue>{

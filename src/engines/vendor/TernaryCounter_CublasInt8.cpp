@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
-#include "vendor/TernaryCounter_CublasInt8.hpp"
+#include "engines/vendor/TernaryCounter_CublasInt8.hpp"
 
 #include <cublas_v2.h>
 

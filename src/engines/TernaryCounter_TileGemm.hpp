@@ -14,10 +14,10 @@
 // edge tests; a product made only of such tiles gets a kernel with that path alone (InsideTiles).
 #pragma once
 
-#include "core/impl/TernaryCounter_Float4.hpp"
-#include "core/impl/TernaryCounter_HostIsa.hpp"
-#include "core/impl/TernaryCounter_Unroll.hpp"
-#include "products/impl/TernaryCounter_Tiling.hpp"
+#include "engines/TernaryCounter_Float4.hpp"
+#include "engines/TernaryCounter_HostIsa.hpp"
+#include "engines/TernaryCounter_Unroll.hpp"
+#include "engines/TernaryCounter_Tiling.hpp"
 
 #include <Kokkos_Core.hpp>
 

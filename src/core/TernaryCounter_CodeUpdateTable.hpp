@@ -9,7 +9,7 @@
 #pragma once
 
 #include "TernaryCounter_Codes.hpp"
-#include "update/impl/TernaryCounter_RowMath.hpp"
+#include "core/TernaryCounter_RowMath.hpp"
 
 #include <Kokkos_Core.hpp>
 

@@ -3,9 +3,9 @@
 #pragma once
 
 #include "TernaryCounter_ViewTypes.hpp"
-#include "products/impl/TernaryCounter_HostInt8Gemm.hpp"
-#include "quantize/impl/TernaryCounter_Quantize.hpp"
-#include "quantize/impl/TernaryCounter_QuantizedRows.hpp"
+#include "engines/TernaryCounter_HostInt8Gemm.hpp"
+#include "engines/TernaryCounter_Quantize.hpp"
+#include "engines/TernaryCounter_QuantizedRows.hpp"
 
 #include <Kokkos_Core.hpp>
 

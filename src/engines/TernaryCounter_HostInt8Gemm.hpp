@@ -17,8 +17,8 @@
 #pragma once
 
 #include "TernaryCounter_Codes.hpp"
-#include "core/impl/TernaryCounter_HostIsa.hpp"
-#include "products/impl/TernaryCounter_IntegerOperands.hpp"
+#include "engines/TernaryCounter_HostIsa.hpp"
+#include "engines/TernaryCounter_IntegerOperands.hpp"
 
 #include <Kokkos_Core.hpp>
 

@@ -1,19 +1,21 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
-// The int8 update in the phases of data parallelism (SPEC §7), for Distributed::update_from_io:
-// the columns' absmax, the int32 sums of the weight gradient with agreed absmax, the row update
-// from summed sums. The caller has checked the arguments and agrees the absmax between phases.
+// The int8 update_from_io in the phases of data parallelism (SPEC §7): the columns' absmax, the
+// int32 sums of the weight gradient with the agreed absmax, the row update from the summed sums.
+// Between the phases the caller agrees the absmax (an all-reduce max) and sums the int32 sums
+// (a reduce-scatter): Distributed::update_from_io does it over MPI, the Python package over
+// torch.distributed. Each phase checks its arguments and throws std::invalid_argument.
+// Experimental: the phases' signatures may change with the data-parallel protocol.
 #pragma once
 
 #include "TernaryCounter_PackedState.hpp"
 #include "TernaryCounter_Params.hpp"
 #include "TernaryCounter_ViewTypes.hpp"
-#include "core/impl/TernaryCounter_Validation.hpp"  // the bounds the caller checks
 
 #include <Kokkos_Core.hpp>
 
 #include <cstdint>
 
-namespace TernaryCounter::Impl {
+namespace TernaryCounter::Experimental {
 
 /// The columns' absmax bits [in + out] (x's columns, then grad_out's).
 template <class MemorySpace>
@@ -81,4 +83,4 @@ void int8_update_from_sums(const ExecSpace& space,
                            std::int64_t first_row, const UpdateParams& params,
                            const SkippedRowsView<typename ExecSpace::memory_space>& skipped_rows);
 
-}  // namespace TernaryCounter::Impl
+}  // namespace TernaryCounter::Experimental

@@ -8,7 +8,7 @@
 #pragma once
 
 #include "TernaryCounter_Codes.hpp"
-#include "products/impl/TernaryCounter_IntegerOperands.hpp"
+#include "engines/TernaryCounter_IntegerOperands.hpp"
 
 #include <Kokkos_Core.hpp>
 

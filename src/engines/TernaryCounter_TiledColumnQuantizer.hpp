@@ -10,9 +10,9 @@
 //    added atomically (an integer sum: any order).
 #pragma once
 
-#include "core/impl/TernaryCounter_Float4.hpp"
-#include "products/impl/TernaryCounter_IntegerOperands.hpp"
-#include "quantize/impl/TernaryCounter_Quantize.hpp"
+#include "engines/TernaryCounter_Float4.hpp"
+#include "engines/TernaryCounter_IntegerOperands.hpp"
+#include "engines/TernaryCounter_Quantize.hpp"
 
 #include <Kokkos_Core.hpp>
 

@@ -5,10 +5,11 @@
 
 #include "TernaryCounter_PackedState.hpp"
 #include "TernaryCounter_ViewTypes.hpp"
-#include "core/impl/TernaryCounter_ScratchArena.hpp"
-#include "products/impl/TernaryCounter_DecodedBlocks.hpp"
-#include "quantize/impl/TernaryCounter_QuantizedRows.hpp"
-#include "vendor/TernaryCounter_CublasInt8.hpp"
+#include "engines/TernaryCounter_Capabilities.hpp"
+#include "engines/TernaryCounter_ScratchArena.hpp"
+#include "engines/TernaryCounter_DecodedBlocks.hpp"
+#include "engines/TernaryCounter_QuantizedRows.hpp"
+#include "engines/vendor/TernaryCounter_CublasInt8.hpp"
 
 #include <Kokkos_Core.hpp>
 
@@ -23,14 +24,6 @@ namespace TernaryCounter::Impl {
 inline std::size_t decoded_block_scratch(std::int64_t rows, std::int64_t depth) {
   return scratch_bytes<std::int8_t>(decoded_block_rows(rows, depth) * depth);
 }
-
-/// Whether the products of ExecSpace run on a vendor's int8 GEMM (cublas_int8_gemm).
-template <class ExecSpace>
-#ifdef KOKKOS_ENABLE_CUDA
-constexpr bool vendor_gemm_space = std::is_same_v<ExecSpace, Kokkos::Cuda>;
-#else
-constexpr bool vendor_gemm_space = false;
-#endif
 
 /// The vendor's int8 GEMM c = a b^T into an output's memory (see cublas_int8_gemm): none here.
 template <class ExecSpace>

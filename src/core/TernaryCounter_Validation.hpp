@@ -4,6 +4,7 @@
 
 #include "TernaryCounter_PackedState.hpp"
 #include "TernaryCounter_Params.hpp"
+#include "TernaryCounter_Precision.hpp"
 
 #include <Kokkos_Core.hpp>
 
@@ -14,10 +15,6 @@
 
 namespace TernaryCounter::Impl {
 
-/// The largest M of an int8 update_from_io: |G| <= 127 * 127 * M must fit in int32.
-inline constexpr std::int64_t int8_max_samples = 133144;
-/// The largest depth of an int8 forward (in) or backward_input (out): 127 * depth in int32.
-inline constexpr std::int64_t int8_max_depth = 16909320;
 
 /// Throws std::invalid_argument when `value` exceeds the integer path's bound.
 inline void require_int8_bound(const char* call, const char* what, std::int64_t value,
@@ -39,6 +36,13 @@ inline void require_extent(const char* call, const char* what, std::int64_t actu
 }
 
 /// The state is well formed and its C matches the params; params are valid.
+inline void require_precision(const char* call, Precision precision) {
+  if (precision == Precision::fp32 || precision == Precision::int8) return;
+  throw std::invalid_argument(std::string("TernaryCounter::") + call + ": precision = " +
+                              std::to_string(int(precision)) +
+                              " is not Precision::fp32 or Precision::int8");
+}
+
 template <class MemorySpace>
 void validate_state(const char* call, const PackedState<MemorySpace>& state,
                     const UpdateParams& params) {

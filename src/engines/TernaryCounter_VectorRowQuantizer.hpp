@@ -12,9 +12,9 @@
 // 88 µs at 4096 x 4096 there; docs/PERFORMANCE.md).
 #pragma once
 
-#include "core/impl/TernaryCounter_Float4.hpp"
-#include "products/impl/TernaryCounter_IntegerOperands.hpp"
-#include "quantize/impl/TernaryCounter_Quantize.hpp"
+#include "engines/TernaryCounter_Float4.hpp"
+#include "engines/TernaryCounter_IntegerOperands.hpp"
+#include "engines/TernaryCounter_Quantize.hpp"
 
 #include <Kokkos_Core.hpp>
 

@@ -3,10 +3,11 @@
 // AMX engine, or the portable one (every backend).
 #pragma once
 
-#include "core/impl/TernaryCounter_HostIsa.hpp"
-#include "products/impl/TernaryCounter_HostInt8Gemm.hpp"
-#include "products/impl/TernaryCounter_IntegerOperands.hpp"
-#include "quantize/impl/TernaryCounter_QuantizedRows.hpp"
+#include "engines/TernaryCounter_Capabilities.hpp"
+#include "engines/TernaryCounter_HostIsa.hpp"
+#include "engines/TernaryCounter_HostInt8Gemm.hpp"
+#include "engines/TernaryCounter_IntegerOperands.hpp"
+#include "engines/TernaryCounter_QuantizedRows.hpp"
 
 #include <Kokkos_Core.hpp>
 
@@ -15,10 +16,6 @@
 #include <type_traits>
 
 namespace TernaryCounter::Impl {
-
-/// Whether ExecSpace runs on the host (its engines are chosen by host_isa()).
-template <class ExecSpace>
-constexpr bool host_space = std::is_same_v<typename ExecSpace::memory_space, Kokkos::HostSpace>;
 
 /// C = A B by the hosts' VNNI or AMX engine where `engine` names one, else by the portable
 /// engine.

@@ -5,9 +5,9 @@
 // AVX-512 copy.
 #pragma once
 
-#include "core/impl/TernaryCounter_HostIsa.hpp"
-#include "products/impl/TernaryCounter_TileGemm.hpp"
-#include "products/impl/TernaryCounter_Tiling.hpp"
+#include "engines/TernaryCounter_HostIsa.hpp"
+#include "engines/TernaryCounter_TileGemm.hpp"
+#include "engines/TernaryCounter_Tiling.hpp"
 
 #include <Kokkos_Core.hpp>
 

@@ -12,9 +12,9 @@
 #pragma once
 
 #include "TernaryCounter_Codes.hpp"
-#include "core/impl/TernaryCounter_Float4.hpp"
-#include "core/impl/TernaryCounter_HostVectorCodes.hpp"
-#include "core/impl/TernaryCounter_Unroll.hpp"
+#include "engines/TernaryCounter_Float4.hpp"
+#include "engines/TernaryCounter_HostVectorCodes.hpp"
+#include "engines/TernaryCounter_Unroll.hpp"
 
 #include <Kokkos_Core.hpp>
 

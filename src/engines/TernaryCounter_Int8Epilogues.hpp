@@ -4,7 +4,7 @@
 #pragma once
 
 #include "TernaryCounter_ViewTypes.hpp"
-#include "quantize/impl/TernaryCounter_QuantizedRows.hpp"
+#include "engines/TernaryCounter_QuantizedRows.hpp"
 
 #include <Kokkos_Core.hpp>
 
