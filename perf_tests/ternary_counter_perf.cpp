@@ -341,7 +341,7 @@ ShapeResult run_shape(const ExecSpace& space, const VendorGemm& vendor, const Sh
 
   vendor.settle();
   r.from_io = time_repeats(repeats, restore, [&] {
-    update_from_io(space, state, x, grad_out, params, options.precision, workspace, skipped);
+    update_from_io(space, state, x, grad_out, params, workspace, skipped, options.precision);
   });
   add_skipped();
   r.vendor_path = time_repeats(repeats, restore, [&] {
@@ -365,7 +365,7 @@ ShapeResult run_shape(const ExecSpace& space, const VendorGemm& vendor, const Sh
   r.layer_step = time_repeats(repeats, restore, [&] {
     forward(space, state, x, y, product);
     backward_input(space, state, grad_out, grad_x, product);
-    update_from_io(space, state, x, grad_out, params, options.precision, workspace, skipped);
+    update_from_io(space, state, x, grad_out, params, workspace, skipped, options.precision);
   });
   add_skipped();
   r.vendor_forward = time_repeats(
@@ -413,7 +413,7 @@ ShapeResult run_shape(const ExecSpace& space, const VendorGemm& vendor, const Sh
 
   // One step of each path from the saved state: they should agree on nearly every code.
   restore();
-  update_from_io(space, state, x, grad_out, params, options.precision, workspace);
+  update_from_io(space, state, x, grad_out, params, workspace, options.precision);
   const PackedState<MemSpace> from_io_state = create_mirror_and_copy(space, state);
   restore();
   vendor.grad_w(x, grad_out, grad_w);

@@ -229,12 +229,12 @@ Result run_shape(const Dist::Communicator& comm, const ExecSpace& space, const V
   GradientAllReduce all_reduce(comm, space);
 
   r.update = time_collective(comm, repeats, restore, [&] {
-    Dist::update_from_io(comm, space, state, x, grad_out, params, precision, workspace);
+    Dist::update_from_io(comm, space, state, x, grad_out, params, workspace, precision);
   });
   {
     restore();
     comm.reset_bytes_sent();
-    Dist::update_from_io(comm, space, state, x, grad_out, params, precision, workspace);
+    Dist::update_from_io(comm, space, state, x, grad_out, params, workspace, precision);
     double mine = double(comm.bytes_sent());
     MPI_Allreduce(&mine, &r.bytes_counted, 1, MPI_DOUBLE, MPI_MAX, comm.mpi());
   }
@@ -246,7 +246,7 @@ Result run_shape(const Dist::Communicator& comm, const ExecSpace& space, const V
   r.layer_step = time_collective(comm, repeats, restore, [&] {
     forward(space, state, x, y, local_products);
     backward_input(space, state, grad_out, grad_x, local_products);
-    Dist::update_from_io(comm, space, state, x, grad_out, params, precision, workspace);
+    Dist::update_from_io(comm, space, state, x, grad_out, params, workspace, precision);
   });
   {
     // Rank 0 alone (the others wait at the barrier), on its own M samples and on the global
@@ -258,7 +258,7 @@ Result run_shape(const Dist::Communicator& comm, const ExecSpace& space, const V
       if (!me) return;
       forward(space, state, x, y, products);
       backward_input(space, state, grad_out, grad_x, products);
-      update_from_io(space, state, x, grad_out, params, precision, ws);
+      update_from_io(space, state, x, grad_out, params, ws, precision);
     });
     const std::int64_t gm = me ? global_m : 0;
     const Matrix gx(alloc("global_x"), gm, shape.in), gg(alloc("global_grad_out"), gm, shape.out);
@@ -269,7 +269,7 @@ Result run_shape(const Dist::Communicator& comm, const ExecSpace& space, const V
       if (!me) return;
       forward(space, state, gx, gy, products);
       backward_input(space, state, gg, ggx, products);
-      update_from_io(space, state, gx, gg, params, precision, ws);
+      update_from_io(space, state, gx, gg, params, ws, precision);
     });
   }
   r.bytes_model =

@@ -6,11 +6,11 @@
 #include "Test_Helpers.hpp"
 
 #include "IntegerReference.hpp"
-#include "engines/TernaryCounter_HostIsa.hpp"
-#include "engines/TernaryCounter_ScratchArena.hpp"
 #include "engines/TernaryCounter_ColumnQuantizer.hpp"
+#include "engines/TernaryCounter_HostIsa.hpp"
 #include "engines/TernaryCounter_Quantize.hpp"
 #include "engines/TernaryCounter_QuantizedRows.hpp"
+#include "engines/TernaryCounter_ScratchArena.hpp"
 
 #include <limits>
 #include <string>

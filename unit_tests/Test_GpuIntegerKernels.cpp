@@ -6,11 +6,11 @@
 
 #include "IntegerReference.hpp"
 #include "engines/TernaryCounter_DecodedBlocks.hpp"
-#include "products/impl/TernaryCounter_FewSampleInt8BackwardInput.hpp"
 #include "engines/TernaryCounter_FewSampleInt8Forward.hpp"
 #include "engines/TernaryCounter_Quantize.hpp"
 #include "engines/TernaryCounter_TiledColumnQuantizer.hpp"
 #include "engines/TernaryCounter_VectorRowQuantizer.hpp"
+#include "products/impl/TernaryCounter_FewSampleInt8BackwardInput.hpp"
 #include "update/impl/TernaryCounter_IntegerGradientRows.hpp"
 #include "update/impl/TernaryCounter_RowUpdateKernel.hpp"
 

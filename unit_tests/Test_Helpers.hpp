@@ -190,10 +190,10 @@ inline Result run_case(const Case& c, const RunOptions& opt = {}) {
                                      : from_io_workspace_rows<ExecSpace>(last - first, in);
     const DeviceMatrix workspace("TernaryCounter::test::workspace", ws_rows, in);
     if (opt.asynchronous) {
-      update_from_io(space, part, x, grad_out, p, c.precision, workspace, count);
+      update_from_io(space, part, x, grad_out, p, workspace, count, c.precision);
       keep.insert(keep.end(), {grad_out, workspace});
     } else if (opt.workspace_rows > 0) {
-      skipped += update_from_io(space, part, x, grad_out, p, c.precision, workspace).skipped_rows;
+      skipped += update_from_io(space, part, x, grad_out, p, workspace, c.precision).skipped_rows;
     } else {
       skipped += update_from_io(space, part, x, grad_out, p, c.precision).skipped_rows;
     }

@@ -164,10 +164,12 @@ TEST(Integer, UpdateFromIOMatchesTheReferenceInEverySplit) {
             const DeviceMatrix g_copy("g_copy", sh.M, last - first);
             Kokkos::deep_copy(g_copy, g_part);
             if (workspace_rows == 0) {
-              skipped += update_from_io(ExecSpace{}, part, xd, g_copy, p, Precision::int8).skipped_rows;
+              skipped +=
+                  update_from_io(ExecSpace{}, part, xd, g_copy, p, Precision::int8).skipped_rows;
             } else {
               const DeviceMatrix ws("ws", workspace_rows, sh.in);
-              skipped += update_from_io(ExecSpace{}, part, xd, g_copy, p, Precision::int8, ws).skipped_rows;
+              skipped += update_from_io(ExecSpace{}, part, xd, g_copy, p, ws, Precision::int8)
+                             .skipped_rows;
             }
           }
           EXPECT_EQ(skipped, want_report.skipped_rows);
@@ -196,9 +198,8 @@ TEST(Integer, NonFiniteAndZeroInputs) {
   EXPECT_EQ(report.skipped_rows, 2);
   for_each_engine([&] {
     const DeviceState state = to_device(start);
-    const UpdateReport got =
-        update_from_io(ExecSpace{}, state, to_device(x, M, in), to_device(g, M, out), params,
-                       Precision::int8);
+    const UpdateReport got = update_from_io(ExecSpace{}, state, to_device(x, M, in),
+                                            to_device(g, M, out), params, Precision::int8);
     EXPECT_EQ(got.skipped_rows, 2);
     EXPECT_TRUE(same_state(to_host(state), want));
   });
@@ -206,9 +207,8 @@ TEST(Integer, NonFiniteAndZeroInputs) {
   x[4 * in + 3] = std::numeric_limits<float>::quiet_NaN();
   for_each_engine([&] {
     const DeviceState state = to_device(start);
-    const UpdateReport got =
-        update_from_io(ExecSpace{}, state, to_device(x, M, in), to_device(g, M, out), params,
-                       Precision::int8);
+    const UpdateReport got = update_from_io(ExecSpace{}, state, to_device(x, M, in),
+                                            to_device(g, M, out), params, Precision::int8);
     EXPECT_EQ(got.skipped_rows, out);
     EXPECT_TRUE(same_state(to_host(state), start));
     // forward: the sample with the NaN gives a NaN row, the others stay finite.

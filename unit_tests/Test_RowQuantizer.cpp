@@ -6,10 +6,10 @@
 
 #include "IntegerReference.hpp"
 #include "engines/TernaryCounter_HostIsa.hpp"
-#include "engines/TernaryCounter_ScratchArena.hpp"
 #include "engines/TernaryCounter_Quantize.hpp"
 #include "engines/TernaryCounter_QuantizedRows.hpp"
 #include "engines/TernaryCounter_RowQuantizer.hpp"
+#include "engines/TernaryCounter_ScratchArena.hpp"
 
 #include <limits>
 #include <string>

@@ -195,8 +195,7 @@ class Layer : public LayerBase<ExecSpace> {
         Precision precision)
 #ifdef TERNARYCOUNTER_EXAMPLES_HAVE_MPI
       : LayerBase<ExecSpace>(processes.communicator(), space, label, out, in, params, base_seed,
-                             precision) {
-  }
+                             precision){}
 #else
       : LayerBase<ExecSpace>(space, label, out, in, params, base_seed, precision) {
     (void)processes;

@@ -4,6 +4,7 @@
 
 #include <TernaryCounter_PackedState.hpp>
 #include <TernaryCounter_Params.hpp>
+#include <TernaryCounter_Precision.hpp>
 
 #include <cstdint>
 #include <filesystem>
@@ -18,7 +19,7 @@ struct Case {
   std::int64_t out = 0, in = 0, M = 0;
   UpdateParams params;
   Precision precision = Precision::fp32;  ///< key `precision`: the update's arithmetic
-  std::vector<std::uint8_t> codes_in;  ///< unpacked [out * in]
+  std::vector<std::uint8_t> codes_in;     ///< unpacked [out * in]
   std::vector<float> scale_in, v_in;
   std::vector<float> grad_w;       ///< dense: [out * in]
   std::vector<float> x, grad_out;  ///< from_io: [M * in], [M * out]

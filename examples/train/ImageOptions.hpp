@@ -6,6 +6,7 @@
 #include "AdamParams.hpp"
 
 #include <TernaryCounter_Params.hpp>
+#include <TernaryCounter_Precision.hpp>
 
 #include <cstdint>
 #include <map>
@@ -25,9 +26,9 @@ struct ImageOptions {
   std::int64_t train_limit = 0;  ///< use the first N training images (0: all)
   std::int64_t test_limit = 0;   ///< evaluate on the first N test images (0: all)
   std::uint32_t seed = 1;
-  UpdateParams params;          ///< C, lr, lr_scale, rms_beta at the schedule's start
+  UpdateParams params;                    ///< C, lr, lr_scale, rms_beta at the schedule's start
   Precision precision = Precision::fp32;  ///< the layers' arithmetic (SPEC §3 or §6)
-  bool decay_lr_scale = false;  ///< the schedule also decays lr_scale
+  bool decay_lr_scale = false;            ///< the schedule also decays lr_scale
   bool fp32_baseline = false;
   AdamParams adam;
   std::string exec = "default", save, resume;

@@ -39,8 +39,8 @@ class TernaryMlp {
       : processes_(processes), space_(space), base_(params) {
     for (std::size_t l = 0; l + 1 < widths.size(); ++l) {
       layers_.push_back(std::make_unique<Examples::Layer<ExecSpace>>(
-          processes, space, layer_name(l), widths[l + 1], widths[l], params,
-          rounding_seed(seed, l), precision));
+          processes, space, layer_name(l), widths[l + 1], widths[l], params, rounding_seed(seed, l),
+          precision));
       randomize_ternary(layers_.back()->state(), init_seed(seed, l), init_scale(widths[l]));
       pre_.push_back(alloc("pre", max_rows, widths[l + 1]));
       grad_.push_back(alloc("grad", max_rows, widths[l + 1]));

@@ -35,7 +35,8 @@ tc::Experimental::AbsmaxBits<Mem> absmax_at(std::uintptr_t address, std::int64_t
 }
 
 template <class Mem>
-tc::Experimental::IntegerSums<Mem> sums_at(std::uintptr_t address, std::int64_t rows, std::int64_t cols) {
+tc::Experimental::IntegerSums<Mem> sums_at(std::uintptr_t address, std::int64_t rows,
+                                           std::int64_t cols) {
   return tc::Experimental::IntegerSums<Mem>(reinterpret_cast<std::int32_t*>(address), rows, cols);
 }
 
@@ -50,8 +51,8 @@ void tensor_int8_column_absmax(std::int64_t device, std::uintptr_t stream, std::
   on_device("ternarycounter.distributed", device, stream, [&](const auto& space) {
     using Mem = typename std::decay_t<decltype(space)>::memory_space;
     tc::Experimental::int8_column_absmax(space, input_at<Mem>(x, rows, in),
-                                 input_at<Mem>(grad_out, rows, out),
-                                 absmax_at<Mem>(absmax, in + out));
+                                         input_at<Mem>(grad_out, rows, out),
+                                         absmax_at<Mem>(absmax, in + out));
   });
 }
 
@@ -66,9 +67,9 @@ void tensor_int8_gradient_sums(std::int64_t device, std::uintptr_t stream, std::
   on_device("ternarycounter.distributed", device, stream, [&](const auto& space) {
     using Mem = typename std::decay_t<decltype(space)>::memory_space;
     tc::Experimental::int8_gradient_sums(space, input_at<Mem>(x, rows, in),
-                                 input_at<Mem>(grad_out, rows, out),
-                                 absmax_at<Mem>(absmax, in + out), seed, 0, global_samples,
-                                 sample_offset, sums_at<Mem>(sums, out, in));
+                                         input_at<Mem>(grad_out, rows, out),
+                                         absmax_at<Mem>(absmax, in + out), seed, 0, global_samples,
+                                         sample_offset, sums_at<Mem>(sums, out, in));
   });
 }
 

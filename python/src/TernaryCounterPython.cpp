@@ -195,7 +195,8 @@ py::array backward_input(const State& s, const py::handle& grad_out_obj,
           : float_matrix(grad_x_obj, "backward_input", "grad_x", grad_out.shape(0), s.state.in(),
                          true);
   check_disjoint("backward_input", grad_out, "grad_out", grad_x, "grad_x");
-  const tc::ProductOptions options{TernaryCounterPython::parse_precision("backward_input", precision), seed};
+  const tc::ProductOptions options{
+      TernaryCounterPython::parse_precision("backward_input", precision), seed};
   {
     py::gil_scoped_release release;
     tc::backward_input(ExecSpace{}, s.state, input_view(grad_out), output_view(grad_x), options);

@@ -116,10 +116,10 @@ void tensor_update_from_io(std::int64_t device, std::uintptr_t stream, std::uint
   const tc::Precision arithmetic = parse_precision("TernaryLinear", precision);
   on_device("TernaryLinear", device, stream, [&](const auto& space) {
     using Mem = typename std::decay_t<decltype(space)>::memory_space;
-    tc::update_from_io(space, state_at<Mem>(codes, scale, v, out, in, C),
-                       input_at<Mem>(x, rows, in), input_at<Mem>(grad_out, rows, out), p,
-                       arithmetic, output_at<Mem>(workspace, workspace_rows, in),
-                       tc::SkippedRowsView<Mem>(reinterpret_cast<std::int64_t*>(skipped)));
+    tc::update_from_io(
+        space, state_at<Mem>(codes, scale, v, out, in, C), input_at<Mem>(x, rows, in),
+        input_at<Mem>(grad_out, rows, out), p, output_at<Mem>(workspace, workspace_rows, in),
+        tc::SkippedRowsView<Mem>(reinterpret_cast<std::int64_t*>(skipped)), arithmetic);
   });
 }
 

@@ -7,6 +7,7 @@
 
 #include <TernaryCounter_PackedState.hpp>
 #include <TernaryCounter_Params.hpp>
+#include <TernaryCounter_Precision.hpp>
 #include <TernaryCounter_ViewTypes.hpp>
 
 #include <Kokkos_Core.hpp>

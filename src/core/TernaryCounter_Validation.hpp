@@ -15,7 +15,6 @@
 
 namespace TernaryCounter::Impl {
 
-
 /// Throws std::invalid_argument when `value` exceeds the integer path's bound.
 inline void require_int8_bound(const char* call, const char* what, std::int64_t value,
                                std::int64_t bound) {
@@ -38,8 +37,8 @@ inline void require_extent(const char* call, const char* what, std::int64_t actu
 /// The state is well formed and its C matches the params; params are valid.
 inline void require_precision(const char* call, Precision precision) {
   if (precision == Precision::fp32 || precision == Precision::int8) return;
-  throw std::invalid_argument(std::string("TernaryCounter::") + call + ": precision = " +
-                              std::to_string(int(precision)) +
+  throw std::invalid_argument(std::string("TernaryCounter::") + call +
+                              ": precision = " + std::to_string(int(precision)) +
                               " is not Precision::fp32 or Precision::int8");
 }
 

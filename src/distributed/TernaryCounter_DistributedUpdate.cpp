@@ -1,16 +1,16 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #include "TernaryCounter_DistributedUpdate.hpp"
 
-#include "core/TernaryCounter_Reallocate.hpp"
 #include "TernaryCounter_Blocks.hpp"
+#include "core/TernaryCounter_Reallocate.hpp"
 #include "distributed/impl/TernaryCounter_Agreement.hpp"
 #include "distributed/impl/TernaryCounter_AllGather.hpp"
 #include "distributed/impl/TernaryCounter_IntegerUpdate.hpp"
 #include "distributed/impl/TernaryCounter_MpiCheck.hpp"
 
 #include <Kokkos_Profiling_ScopedRegion.hpp>
-#include "engines/TernaryCounter_ExecutionSpaces.hpp"
 #include "core/TernaryCounter_Validation.hpp"
+#include "engines/TernaryCounter_ExecutionSpaces.hpp"
 
 #include <string>
 
@@ -56,7 +56,8 @@ UpdateReport Impl::update_from_io_agreeing(
     const PackedState<typename ExecSpace::memory_space>& state,
     const InputView<typename ExecSpace::memory_space>& x_local,
     const InputView<typename ExecSpace::memory_space>& grad_out_local, const UpdateParams& params,
-    Precision precision, UpdateWorkspace<typename ExecSpace::memory_space>& workspace, const std::vector<Field>& extra) {
+    Precision precision, UpdateWorkspace<typename ExecSpace::memory_space>& workspace,
+    const std::vector<Field>& extra) {
   Kokkos::Profiling::ScopedRegion region(where);
   // Everything every rank must share, checked before anything moves: no rank updates unless
   // all of them will.
@@ -100,7 +101,8 @@ UpdateReport Impl::update_from_io_agreeing(
 
   // 1. The global x and grad_out, in rank order.
   const auto x = TernaryCounter::Impl::sized(workspace.x, "Distributed::x", m, in);
-  const auto grad_out = TernaryCounter::Impl::sized(workspace.grad_out, "Distributed::grad_out", m, out);
+  const auto grad_out =
+      TernaryCounter::Impl::sized(workspace.grad_out, "Distributed::grad_out", m, out);
   Impl::all_gather_rows(
       comm, space,
       {{x_local.data(), x.data(), in * std::int64_t(sizeof(float)), sample_first},
@@ -110,18 +112,20 @@ UpdateReport Impl::update_from_io_agreeing(
   // rounding hash on the global row index).
   std::int64_t skipped = 0;
   if (mine.size() > 0) {
-    const auto columns = TernaryCounter::Impl::sized(workspace.grad_out_rows, "Distributed::grad_out_rows", m, mine.size());
+    const auto columns = TernaryCounter::Impl::sized(workspace.grad_out_rows,
+                                                     "Distributed::grad_out_rows", m, mine.size());
     const std::int64_t first = mine.first;
     Kokkos::parallel_for(
         "TernaryCounter::Distributed::own_columns",
         Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<2>>(space, {0, 0}, {m, mine.size()}),
         KOKKOS_LAMBDA(std::int64_t s, std::int64_t j) { columns(s, j) = grad_out(s, first + j); });
     const auto update =
-        TernaryCounter::Impl::sized(workspace.update, "Distributed::update", from_io_workspace_rows<ExecSpace>(mine.size(), in), in);
+        TernaryCounter::Impl::sized(workspace.update, "Distributed::update",
+                                    from_io_workspace_rows<ExecSpace>(mine.size(), in), in);
     UpdateParams p = params;
     p.row_offset = params.row_offset + mine.first;
     skipped = TernaryCounter::update_from_io(space, state.row_range(mine.first, mine.last), x,
-                                             columns, p, precision, update)
+                                             columns, p, update, precision)
                   .skipped_rows;
   }
 
@@ -143,8 +147,9 @@ UpdateReport update_from_io(const Communicator& comm, const ExecSpace& space,
                             const PackedState<typename ExecSpace::memory_space>& state,
                             const InputView<typename ExecSpace::memory_space>& x_local,
                             const InputView<typename ExecSpace::memory_space>& grad_out_local,
-                            const UpdateParams& params, Precision precision,
-                            UpdateWorkspace<typename ExecSpace::memory_space>& workspace) {
+                            const UpdateParams& params,
+                            UpdateWorkspace<typename ExecSpace::memory_space>& workspace,
+                            Precision precision) {
   return Impl::update_from_io_agreeing(comm, space, state, x_local, grad_out_local, params,
                                        precision, workspace, {});
 }
@@ -153,7 +158,7 @@ UpdateReport update_from_io(const Communicator& comm, const ExecSpace& space,
   template UpdateReport update_from_io<SPACE>(                                      \
       const Communicator&, const SPACE&, const PackedState<SPACE::memory_space>&,   \
       const InputView<SPACE::memory_space>&, const InputView<SPACE::memory_space>&, \
-      const UpdateParams&, Precision, UpdateWorkspace<SPACE::memory_space>&);       \
+      const UpdateParams&, UpdateWorkspace<SPACE::memory_space>&, Precision);       \
   template UpdateReport Impl::update_from_io_agreeing<SPACE>(                       \
       const Communicator&, const SPACE&, const PackedState<SPACE::memory_space>&,   \
       const InputView<SPACE::memory_space>&, const InputView<SPACE::memory_space>&, \

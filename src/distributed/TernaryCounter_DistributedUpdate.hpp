@@ -46,18 +46,19 @@ struct UpdateWorkspace {
 /// batch is the ranks' samples in rank order, m_r may differ between ranks (0 too). Returns
 /// the skipped rows of the whole layer (the same on every rank).
 ///
-/// Every rank must call it with the same state shape, C, precision and params (seed included; team_size
-/// may differ): when a rank's arguments are invalid or the ranks disagree, every rank throws
-/// std::invalid_argument with the same message and no state changes. Blocks until done on the
-/// host path; with NCCL the final all-gather may still be running on `space`'s stream (later
+/// Every rank must call it with the same state shape, C, precision and params (seed included;
+/// team_size may differ): when a rank's arguments are invalid or the ranks disagree, every rank
+/// throws std::invalid_argument with the same message and no state changes. Blocks until done on
+/// the host path; with NCCL the final all-gather may still be running on `space`'s stream (later
 /// work on `space` is ordered after it).
 template <class ExecSpace>
 UpdateReport update_from_io(const Communicator& comm, const ExecSpace& space,
                             const PackedState<typename ExecSpace::memory_space>& state,
                             const InputView<typename ExecSpace::memory_space>& x_local,
                             const InputView<typename ExecSpace::memory_space>& grad_out_local,
-                            const UpdateParams& params, Precision precision,
-                            UpdateWorkspace<typename ExecSpace::memory_space>& workspace);
+                            const UpdateParams& params,
+                            UpdateWorkspace<typename ExecSpace::memory_space>& workspace,
+                            Precision precision = Precision::fp32);
 
 /// The same with buffers allocated for this call.
 template <class ExecSpace>
@@ -67,8 +68,7 @@ UpdateReport update_from_io(const Communicator& comm, const ExecSpace& space,
                             const InputView<typename ExecSpace::memory_space>& grad_out_local,
                             const UpdateParams& params, Precision precision = Precision::fp32) {
   UpdateWorkspace<typename ExecSpace::memory_space> workspace;
-  return update_from_io(comm, space, state, x_local, grad_out_local, params, precision,
-                        workspace);
+  return update_from_io(comm, space, state, x_local, grad_out_local, params, workspace, precision);
 }
 
 /// Bytes one rank sends per FP32 update step on rings, for a layer of out x in weights and a

@@ -4,8 +4,8 @@
 #pragma once
 
 #include "engines/TernaryCounter_Capabilities.hpp"
-#include "engines/TernaryCounter_HostIsa.hpp"
 #include "engines/TernaryCounter_HostInt8Gemm.hpp"
+#include "engines/TernaryCounter_HostIsa.hpp"
 #include "engines/TernaryCounter_IntegerOperands.hpp"
 #include "engines/TernaryCounter_QuantizedRows.hpp"
 

@@ -3,8 +3,8 @@
 // and integer sums.
 #pragma once
 
-#include "engines/TernaryCounter_ScratchArena.hpp"
 #include "engines/TernaryCounter_IntegerOperands.hpp"
+#include "engines/TernaryCounter_ScratchArena.hpp"
 
 #include <Kokkos_Core.hpp>
 

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
-// The integer path's per-call scratch (quantized operands, decoded blocks of W), kept between
-// calls: one buffer per execution-space instance, grown when a call needs more and freed when
-// Kokkos finalizes. On GPUs an allocation and its free each fence the device, which cost more
-// than a whole int8 product at the sizes that matter; a kept buffer costs nothing per call.
+// Per-call scratch kept between calls (the integer path's quantized operands and decoded blocks
+// of W; 16-bit inputs widened to float): one buffer per purpose and execution-space instance,
+// shared by every layer, grown when a call needs more and freed when Kokkos finalizes. On GPUs an
+// allocation and its free each fence the device, which cost more than a whole int8 product at the
+// sizes that matter; a kept buffer costs nothing per call.
 //
 // A call holds its instance's buffer (a lock) while it enqueues its kernels: the calls of several
 // host threads on one instance then reach the stream one after another, and each call's kernels
@@ -27,7 +28,15 @@ constexpr std::size_t scratch_bytes(std::int64_t n) {
   return (std::size_t(n) * sizeof(T) + 255) / 256 * 256;
 }
 
-template <class ExecSpace>
+/// The purposes of the arenas: a call may hold one arena of each at once.
+struct Int8Scratch {
+  static constexpr const char* label = "TernaryCounter::int8_scratch";
+};
+struct WideningScratch {
+  static constexpr const char* label = "TernaryCounter::widening_scratch";
+};
+
+template <class ExecSpace, class Purpose = Int8Scratch>
 class ScratchArena {
   using Mem = typename ExecSpace::memory_space;
   struct Buffer {
@@ -73,10 +82,8 @@ class ScratchArena {
       space.fence(
           "TernaryCounter::ScratchArena::grow");  // earlier calls' kernels may still read it
       b.bytes = {};
-      b.bytes =
-          Kokkos::View<char*, Mem>(Kokkos::view_alloc(std::string("TernaryCounter::int8_scratch"),
-                                                      Kokkos::WithoutInitializing),
-                                   bytes);
+      b.bytes = Kokkos::View<char*, Mem>(
+          Kokkos::view_alloc(std::string(Purpose::label), Kokkos::WithoutInitializing), bytes);
     }
     base_ = b.bytes.data();
     size_ = bytes;

@@ -16,8 +16,8 @@
 
 #include "engines/TernaryCounter_Float4.hpp"
 #include "engines/TernaryCounter_HostIsa.hpp"
-#include "engines/TernaryCounter_Unroll.hpp"
 #include "engines/TernaryCounter_Tiling.hpp"
+#include "engines/TernaryCounter_Unroll.hpp"
 
 #include <Kokkos_Core.hpp>
 

@@ -140,25 +140,30 @@ class TernaryLinear {
   /// with seed step_seed(base_seed, step); then step += 1. On an exception nothing changed.
   UpdateReport update_from_io(const InputView<memory_space>& x,
                               const InputView<memory_space>& grad_out) {
-    if (std::int64_t(workspace_.extent(1)) != state_.in() || workspace_.extent(0) == 0) {
-      workspace_ = decltype(workspace_)(
-          Kokkos::view_alloc(space_, "TernaryCounter::TernaryLinear::workspace",
-                             Kokkos::WithoutInitializing),
-          from_io_workspace_rows<ExecSpace>(state_.out(), state_.in()), state_.in());
-    }
-    UpdateParams p = params_;
-    p.seed = step_seed(base_seed_, step_);
-    const UpdateReport report =
-        TernaryCounter::update_from_io(space_, state_, x, grad_out, p, precision_, workspace_);
-    ++step_;
-    return report;
+    return step_from_io(x, grad_out);
+  }
+
+  /// The three calls with bfloat16 or float16 inputs: the results of the inputs widened to
+  /// float, y and grad_x written as float or rounded to the input's type.
+  template <class In, class Out>
+  requires Impl::HalfProductViews<In, Out, memory_space>
+  void forward(const In& x, const Out& y) const {
+    TernaryCounter::forward(space_, state_, x, y, product_options());
+  }
+  template <class In, class Out>
+  requires Impl::HalfProductViews<In, Out, memory_space>
+  void backward_input(const In& grad_out, const Out& grad_x) const {
+    TernaryCounter::backward_input(space_, state_, grad_out, grad_x, product_options());
+  }
+  template <class X, class GradOut>
+  requires Impl::HalfInputPair<X, GradOut, memory_space> UpdateReport
+  update_from_io(const X& x, const GradOut& grad_out) {
+    return step_from_io(x, grad_out);
   }
 
   /// The products' options: precision(), and this step's seed for backward_input's
   /// stochastic rounding in int8.
-  ProductOptions product_options() const {
-    return {precision_, step_seed(base_seed_, step_)};
-  }
+  ProductOptions product_options() const { return {precision_, step_seed(base_seed_, step_)}; }
 
   const state_type& state() const { return state_; }
   const UpdateParams& params() const { return params_; }
@@ -204,11 +209,28 @@ class TernaryLinear {
   }
 
  private:
+  /// This step's update (seed step_seed(base_seed, step)) in the layer's workspace; step += 1.
+  template <class X, class GradOut>
+  UpdateReport step_from_io(const X& x, const GradOut& grad_out) {
+    if (std::int64_t(workspace_.extent(1)) != state_.in() || workspace_.extent(0) == 0) {
+      workspace_ = decltype(workspace_)(
+          Kokkos::view_alloc(space_, "TernaryCounter::TernaryLinear::workspace",
+                             Kokkos::WithoutInitializing),
+          from_io_workspace_rows<ExecSpace>(state_.out(), state_.in()), state_.in());
+    }
+    UpdateParams p = params_;
+    p.seed = step_seed(base_seed_, step_);
+    const UpdateReport report =
+        TernaryCounter::update_from_io(space_, state_, x, grad_out, p, workspace_, precision_);
+    ++step_;
+    return report;
+  }
+
   static Precision checked(Precision precision) {
     if (precision != Precision::fp32 && precision != Precision::int8) {
-      throw std::invalid_argument("TernaryCounter::TernaryLinear: precision = " +
-                                  std::to_string(int(precision)) +
-                                  " is not Precision::fp32 or Precision::int8");
+      throw std::invalid_argument(
+          "TernaryCounter::TernaryLinear: precision = " + std::to_string(int(precision)) +
+          " is not Precision::fp32 or Precision::int8");
     }
     return precision;
   }

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #include "TernaryCounter_Linear.hpp"
 
-#include "engines/TernaryCounter_ExecutionSpaces.hpp"
 #include "core/TernaryCounter_Validation.hpp"
+#include "engines/TernaryCounter_ExecutionSpaces.hpp"
+#include "engines/TernaryCounter_ScratchArena.hpp"
+#include "engines/TernaryCounter_Widening.hpp"
 #include "products/impl/TernaryCounter_ProductDispatch.hpp"
 
 #include <Kokkos_Profiling_ScopedRegion.hpp>
@@ -11,6 +13,7 @@
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 
 namespace TernaryCounter {
 
@@ -35,16 +38,35 @@ void validate_layer(const char* call, const PackedState<MemorySpace>& state) {
 
 }  // namespace Impl
 
+namespace {
+
+/// The checks of forward and backward_input: the state, the precision, and the extents of the
+/// input [M, depth] and the output [M, width] (forward: depth in, width out).
+template <class MemorySpace, class Input, class Output>
+void validate_product(const char* call, const PackedState<MemorySpace>& state,
+                      const ProductOptions& options, const Input& input, const char* input_name,
+                      const Output& output, const char* output_name, bool forward) {
+  Impl::validate_layer(call, state);
+  Impl::require_precision(call, options.precision);
+  const std::int64_t depth = forward ? state.in() : state.out();
+  const std::int64_t width = forward ? state.out() : state.in();
+  const std::string in = input_name, out = output_name;
+  Impl::require_extent(call, (in + ".extent(1)").c_str(), input.extent(1),
+                       forward ? "the state's in" : "the state's out", depth);
+  Impl::require_extent(call, (out + ".extent(1)").c_str(), output.extent(1),
+                       forward ? "the state's out" : "the state's in", width);
+  Impl::require_extent(call, (out + ".extent(0) (M)").c_str(), output.extent(0),
+                       (in + ".extent(0) (M)").c_str(), input.extent(0));
+}
+
+}  // namespace
+
 template <class ExecSpace>
 void forward(const ExecSpace& space, const PackedState<typename ExecSpace::memory_space>& state,
              const InputView<typename ExecSpace::memory_space>& x,
              const OutputView<typename ExecSpace::memory_space>& y, const ProductOptions& options) {
   Kokkos::Profiling::ScopedRegion region("TernaryCounter::forward");
-  Impl::validate_layer("forward", state);
-  Impl::require_precision("forward", options.precision);
-  Impl::require_extent("forward", "x.extent(1)", x.extent(1), "the state's in", state.in());
-  Impl::require_extent("forward", "y.extent(1)", y.extent(1), "the state's out", state.out());
-  Impl::require_extent("forward", "y.extent(0) (M)", y.extent(0), "x.extent(0) (M)", x.extent(0));
+  validate_product("forward", state, options, x, "x", y, "y", true);
   Impl::dispatch_forward(space, state, x, y, options);
 }
 
@@ -55,15 +77,53 @@ void backward_input(const ExecSpace& space,
                     const OutputView<typename ExecSpace::memory_space>& grad_x,
                     const ProductOptions& options) {
   Kokkos::Profiling::ScopedRegion region("TernaryCounter::backward_input");
-  Impl::validate_layer("backward_input", state);
-  Impl::require_precision("backward_input", options.precision);
-  Impl::require_extent("backward_input", "grad_out.extent(1)", grad_out.extent(1),
-                       "the state's out", state.out());
-  Impl::require_extent("backward_input", "grad_x.extent(1)", grad_x.extent(1), "the state's in",
-                       state.in());
-  Impl::require_extent("backward_input", "grad_x.extent(0) (M)", grad_x.extent(0),
-                       "grad_out.extent(0) (M)", grad_out.extent(0));
+  validate_product("backward_input", state, options, grad_out, "grad_out", grad_x, "grad_x", false);
   Impl::dispatch_backward_input(space, state, grad_out, grad_x, options);
+}
+
+template <class ExecSpace, class T, class U>
+void Impl::forward_widened(const ExecSpace& space,
+                           const PackedState<typename ExecSpace::memory_space>& state,
+                           const InputView<typename ExecSpace::memory_space, T>& x,
+                           const OutputView<typename ExecSpace::memory_space, U>& y,
+                           const ProductOptions& options) {
+  Kokkos::Profiling::ScopedRegion region("TernaryCounter::forward");
+  validate_product("forward", state, options, x, "x", y, "y", true);
+  const std::int64_t M = x.extent(0);
+  constexpr bool float_output = std::is_same_v<U, float>;
+  ScratchArena<ExecSpace, WideningScratch> arena(
+      space, widened_bytes(M, state.in()) + (float_output ? 0 : widened_bytes(M, state.out())));
+  const auto x_float = widened(space, arena, x, "TernaryCounter::forward::widen_x");
+  if constexpr (float_output) {
+    dispatch_forward(space, state, x_float, y, options);
+  } else {
+    const auto y_float = float_result(arena, y);
+    dispatch_forward(space, state, x_float, y_float, options);
+    narrow_into(space, y_float, y, "TernaryCounter::forward::narrow_y");
+  }
+}
+
+template <class ExecSpace, class T, class U>
+void Impl::backward_input_widened(const ExecSpace& space,
+                                  const PackedState<typename ExecSpace::memory_space>& state,
+                                  const InputView<typename ExecSpace::memory_space, T>& grad_out,
+                                  const OutputView<typename ExecSpace::memory_space, U>& grad_x,
+                                  const ProductOptions& options) {
+  Kokkos::Profiling::ScopedRegion region("TernaryCounter::backward_input");
+  validate_product("backward_input", state, options, grad_out, "grad_out", grad_x, "grad_x", false);
+  const std::int64_t M = grad_out.extent(0);
+  constexpr bool float_output = std::is_same_v<U, float>;
+  ScratchArena<ExecSpace, WideningScratch> arena(
+      space, widened_bytes(M, state.out()) + (float_output ? 0 : widened_bytes(M, state.in())));
+  const auto grad_out_float =
+      widened(space, arena, grad_out, "TernaryCounter::backward_input::widen_grad_out");
+  if constexpr (float_output) {
+    dispatch_backward_input(space, state, grad_out_float, grad_x, options);
+  } else {
+    const auto grad_x_float = float_result(arena, grad_x);
+    dispatch_backward_input(space, state, grad_out_float, grad_x_float, options);
+    narrow_into(space, grad_x_float, grad_x, "TernaryCounter::backward_input::narrow_grad_x");
+  }
 }
 
 #define TERNARYCOUNTER_INSTANTIATE_LINEAR(SPACE)                                               \
@@ -75,6 +135,22 @@ void backward_input(const ExecSpace& space,
                                       const OutputView<SPACE::memory_space>&,                  \
                                       const ProductOptions&);
 
+#define TERNARYCOUNTER_INSTANTIATE_LINEAR_WIDENED(SPACE, T, U)                             \
+  template void Impl::forward_widened<SPACE, T, U>(                                        \
+      const SPACE&, const PackedState<SPACE::memory_space>&,                               \
+      const InputView<SPACE::memory_space, T>&, const OutputView<SPACE::memory_space, U>&, \
+      const ProductOptions&);                                                              \
+  template void Impl::backward_input_widened<SPACE, T, U>(                                 \
+      const SPACE&, const PackedState<SPACE::memory_space>&,                               \
+      const InputView<SPACE::memory_space, T>&, const OutputView<SPACE::memory_space, U>&, \
+      const ProductOptions&);
+#define TERNARYCOUNTER_INSTANTIATE_LINEAR_HALF(SPACE)                  \
+  TERNARYCOUNTER_INSTANTIATE_LINEAR_WIDENED(SPACE, bfloat16, float)    \
+  TERNARYCOUNTER_INSTANTIATE_LINEAR_WIDENED(SPACE, bfloat16, bfloat16) \
+  TERNARYCOUNTER_INSTANTIATE_LINEAR_WIDENED(SPACE, float16, float)     \
+  TERNARYCOUNTER_INSTANTIATE_LINEAR_WIDENED(SPACE, float16, float16)
+
 TERNARYCOUNTER_FOR_EACH_EXECUTION_SPACE(TERNARYCOUNTER_INSTANTIATE_LINEAR)
+TERNARYCOUNTER_FOR_EACH_EXECUTION_SPACE(TERNARYCOUNTER_INSTANTIATE_LINEAR_HALF)
 
 }  // namespace TernaryCounter

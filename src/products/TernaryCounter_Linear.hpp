@@ -64,6 +64,64 @@ void backward_input(const PackedState<MemorySpace>& state,
   backward_input(typename MemorySpace::execution_space{}, state, grad_out, grad_x, options);
 }
 
+namespace Impl {
+/// forward and backward_input of a 16-bit input T with a float or T output U (below).
+template <class ExecSpace, class T, class U>
+void forward_widened(const ExecSpace& space,
+                     const PackedState<typename ExecSpace::memory_space>& state,
+                     const InputView<typename ExecSpace::memory_space, T>& x,
+                     const OutputView<typename ExecSpace::memory_space, U>& y,
+                     const ProductOptions& options);
+template <class ExecSpace, class T, class U>
+void backward_input_widened(const ExecSpace& space,
+                            const PackedState<typename ExecSpace::memory_space>& state,
+                            const InputView<typename ExecSpace::memory_space, T>& grad_out,
+                            const OutputView<typename ExecSpace::memory_space, U>& grad_x,
+                            const ProductOptions& options);
+}  // namespace Impl
+
+/// forward and backward_input of bfloat16 or float16 inputs (x, grad_out) with a float output
+/// or one of the input's type: the results of the input widened to float (exact: SPEC's bits
+/// of the widened input), written as float or rounded to the input's type (to nearest, ties to
+/// even). The same checks, errors and asynchrony as the float calls.
+template <class ExecSpace, class In, class Out>
+requires Impl::HalfProductViews<In, Out, typename ExecSpace::memory_space>
+void forward(const ExecSpace& space, const PackedState<typename ExecSpace::memory_space>& state,
+             const In& x, const Out& y, const ProductOptions& options = {}) {
+  using Mem = typename ExecSpace::memory_space;
+  using T = typename In::non_const_value_type;
+  using U = typename Out::value_type;
+  Impl::forward_widened<ExecSpace, T, U>(space, state, InputView<Mem, T>(x), OutputView<Mem, U>(y),
+                                         options);
+}
+
+template <class ExecSpace, class In, class Out>
+requires Impl::HalfProductViews<In, Out, typename ExecSpace::memory_space>
+void backward_input(const ExecSpace& space,
+                    const PackedState<typename ExecSpace::memory_space>& state, const In& grad_out,
+                    const Out& grad_x, const ProductOptions& options = {}) {
+  using Mem = typename ExecSpace::memory_space;
+  using T = typename In::non_const_value_type;
+  using U = typename Out::value_type;
+  Impl::backward_input_widened<ExecSpace, T, U>(space, state, InputView<Mem, T>(grad_out),
+                                                OutputView<Mem, U>(grad_x), options);
+}
+
+/// The 16-bit calls on the default execution space of the state's memory space.
+template <class MemorySpace, class In, class Out>
+requires Impl::HalfProductViews<In, Out, MemorySpace>
+void forward(const PackedState<MemorySpace>& state, const In& x, const Out& y,
+             const ProductOptions& options = {}) {
+  forward(typename MemorySpace::execution_space{}, state, x, y, options);
+}
+
+template <class MemorySpace, class In, class Out>
+requires Impl::HalfProductViews<In, Out, MemorySpace>
+void backward_input(const PackedState<MemorySpace>& state, const In& grad_out, const Out& grad_x,
+                    const ProductOptions& options = {}) {
+  backward_input(typename MemorySpace::execution_space{}, state, grad_out, grad_x, options);
+}
+
 /// Any other View types (e.g. LayoutLeft): a compile error per argument saying what is expected.
 #define TERNARYCOUNTER_PRODUCT_CHECKS(call, in_name, out_name, Mem)        \
   static_assert(!Impl::NotInputMatrix<In, Mem>,                            \

@@ -3,12 +3,12 @@
 
 #include "core/TernaryCounter_Reallocate.hpp"
 #include "core/TernaryCounter_Validation.hpp"
-#include "engines/TernaryCounter_ExecutionSpaces.hpp"
-#include "engines/TernaryCounter_ScratchArena.hpp"
-#include "engines/TernaryCounter_Int8Epilogues.hpp"
 #include "engines/TernaryCounter_ColumnQuantizer.hpp"
+#include "engines/TernaryCounter_ExecutionSpaces.hpp"
+#include "engines/TernaryCounter_Int8Epilogues.hpp"
 #include "engines/TernaryCounter_Quantize.hpp"
 #include "engines/TernaryCounter_QuantizedRows.hpp"
+#include "engines/TernaryCounter_ScratchArena.hpp"
 #include "engines/TernaryCounter_TiledColumnQuantizer.hpp"
 #include "update/impl/TernaryCounter_Int8GradientEngine.hpp"
 #include "update/impl/TernaryCounter_RowUpdateKernel.hpp"
@@ -130,10 +130,10 @@ void int8_gradient_rows(const ExecSpace& space,
   require_extent("int8_gradient_rows", "sums.extent(1)", in, "the operands' in",
                  operands.x_scale.extent(0));
   if (first_row < 0 || first_row + rows > std::int64_t(operands.gq_scale.extent(0))) {
-    throw std::invalid_argument("TernaryCounter::Experimental::int8_gradient_rows: rows [" +
-                                std::to_string(first_row) + ", " + std::to_string(first_row + rows) +
-                                ") are not within the operands' " +
-                                std::to_string(operands.gq_scale.extent(0)) + " rows");
+    throw std::invalid_argument(
+        "TernaryCounter::Experimental::int8_gradient_rows: rows [" + std::to_string(first_row) +
+        ", " + std::to_string(first_row + rows) + ") are not within the operands' " +
+        std::to_string(operands.gq_scale.extent(0)) + " rows");
   }
   if (rows == 0) return;
   if (operands.gq.extent(1) == 0) {  // no samples: G_r = 0
@@ -146,8 +146,8 @@ void int8_gradient_rows(const ExecSpace& space,
   part.scale = Kokkos::subview(operands.gq_scale, range);
   part.sums = Kokkos::subview(operands.gq_sums, range);
   // G stays int32 whichever engine forms it: the vendor GEMM writes it, the others' epilogue.
-  int8_gradient_product(space, int8_gradient_engine<ExecSpace>(operands.gq.extent(1), false),
-                        part, operands.xq, 2, rows, in, IntegerSumsEpilogue<Mem>{sums},
+  int8_gradient_product(space, int8_gradient_engine<ExecSpace>(operands.gq.extent(1), false), part,
+                        operands.xq, 2, rows, in, IntegerSumsEpilogue<Mem>{sums},
                         reinterpret_cast<float*>(sums.data()), sums.stride(0),
                         "TernaryCounter::Distributed::int8_gradient_sums");
 }
@@ -181,10 +181,10 @@ void int8_update_from_sums(const ExecSpace& space,
   require_extent("int8_update_from_sums", "sums.extent(0)", sums.extent(0), "the rows' out", n);
   require_extent("int8_update_from_sums", "sums.extent(1)", sums.extent(1), "the rows' in", in);
   if (first_row < 0 || in + first_row + n > std::int64_t(amax_bits.extent(0))) {
-    throw std::invalid_argument(
-        "TernaryCounter::Experimental::int8_update_from_sums: rows [" + std::to_string(first_row) +
-        ", " + std::to_string(first_row + n) + ") have no absmax in amax_bits [in + out] of " +
-        std::to_string(amax_bits.extent(0)));
+    throw std::invalid_argument("TernaryCounter::Experimental::int8_update_from_sums: rows [" +
+                                std::to_string(first_row) + ", " + std::to_string(first_row + n) +
+                                ") have no absmax in amax_bits [in + out] of " +
+                                std::to_string(amax_bits.extent(0)));
   }
   require_allocated("int8_update_from_sums", "skipped_rows", skipped_rows);
   const UpdateConstants k = make_update_constants(params, n, in);

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #include "TernaryCounter_UpdateFromIO.hpp"
 
-#include "engines/TernaryCounter_ExecutionSpaces.hpp"
 #include "core/TernaryCounter_Validation.hpp"
+#include "engines/TernaryCounter_ExecutionSpaces.hpp"
+#include "engines/TernaryCounter_ScratchArena.hpp"
 #include "engines/TernaryCounter_Tiling.hpp"
+#include "engines/TernaryCounter_Widening.hpp"
 #include "update/impl/TernaryCounter_RowUpdateKernel.hpp"
 #include "update/impl/TernaryCounter_UpdateDispatch.hpp"
 
@@ -17,10 +19,10 @@ namespace TernaryCounter {
 
 namespace {
 
-template <class ExecSpace>
+template <class ExecSpace, class T = float>
 void validate_io(const PackedState<typename ExecSpace::memory_space>& state,
-                 const InputView<typename ExecSpace::memory_space>& x,
-                 const InputView<typename ExecSpace::memory_space>& grad_out,
+                 const InputView<typename ExecSpace::memory_space, T>& x,
+                 const InputView<typename ExecSpace::memory_space, T>& grad_out,
                  const UpdateParams& params, Precision precision) {
   Impl::validate_state("update_from_io", state, params);
   Impl::require_precision("update_from_io", precision);
@@ -83,9 +85,8 @@ void update_from_io(
     const ExecSpace& space, const PackedState<typename ExecSpace::memory_space>& state,
     const InputView<typename ExecSpace::memory_space>& x,
     const InputView<typename ExecSpace::memory_space>& grad_out, const UpdateParams& params,
-    Precision precision,
     const Kokkos::View<float**, Kokkos::LayoutRight, typename ExecSpace::memory_space>& workspace,
-    const SkippedRowsView<typename ExecSpace::memory_space>& skipped_rows) {
+    const SkippedRowsView<typename ExecSpace::memory_space>& skipped_rows, Precision precision) {
   Kokkos::Profiling::ScopedRegion region("TernaryCounter::update_from_io");
   validate_io<ExecSpace>(state, x, grad_out, params, precision);
   validate_workspace<ExecSpace>(state, workspace);
@@ -98,8 +99,8 @@ UpdateReport update_from_io(
     const ExecSpace& space, const PackedState<typename ExecSpace::memory_space>& state,
     const InputView<typename ExecSpace::memory_space>& x,
     const InputView<typename ExecSpace::memory_space>& grad_out, const UpdateParams& params,
-    Precision precision,
-    const Kokkos::View<float**, Kokkos::LayoutRight, typename ExecSpace::memory_space>& workspace) {
+    const Kokkos::View<float**, Kokkos::LayoutRight, typename ExecSpace::memory_space>& workspace,
+    Precision precision) {
   Kokkos::Profiling::ScopedRegion region("TernaryCounter::update_from_io");
   validate_io<ExecSpace>(state, x, grad_out, params, precision);
   validate_workspace<ExecSpace>(state, workspace);
@@ -126,6 +127,47 @@ UpdateReport update_from_io(const ExecSpace& space,
   return Impl::wait_for_report(space, skipped);
 }
 
+template <class ExecSpace, class T>
+void Impl::update_from_io_widened(
+    const ExecSpace& space, const PackedState<typename ExecSpace::memory_space>& state,
+    const InputView<typename ExecSpace::memory_space, T>& x,
+    const InputView<typename ExecSpace::memory_space, T>& grad_out, const UpdateParams& params,
+    const Kokkos::View<float**, Kokkos::LayoutRight, typename ExecSpace::memory_space>& workspace,
+    const SkippedRowsView<typename ExecSpace::memory_space>& skipped_rows, Precision precision) {
+  Kokkos::Profiling::ScopedRegion region("TernaryCounter::update_from_io");
+  validate_io<ExecSpace, T>(state, x, grad_out, params, precision);
+  validate_workspace<ExecSpace>(state, workspace);
+  Impl::require_allocated("update_from_io", "skipped_rows", skipped_rows);
+  const std::int64_t M = x.extent(0);
+  ScratchArena<ExecSpace, WideningScratch> arena(
+      space, widened_bytes(M, state.in()) + widened_bytes(M, state.out()));
+  enqueue_update_from_io(
+      space, state, widened(space, arena, x, "TernaryCounter::update_from_io::widen_x"),
+      widened(space, arena, grad_out, "TernaryCounter::update_from_io::widen_grad_out"), params,
+      precision, workspace, skipped_rows);
+}
+
+template <class ExecSpace, class T>
+UpdateReport Impl::update_from_io_widened(
+    const ExecSpace& space, const PackedState<typename ExecSpace::memory_space>& state,
+    const InputView<typename ExecSpace::memory_space, T>& x,
+    const InputView<typename ExecSpace::memory_space, T>& grad_out, const UpdateParams& params,
+    const Kokkos::View<float**, Kokkos::LayoutRight, typename ExecSpace::memory_space>& workspace,
+    Precision precision) {
+  validate_io<ExecSpace, T>(state, x, grad_out, params, precision);
+  auto rows = workspace;
+  if (rows.extent(0) == 0) {
+    rows = decltype(rows)(
+        Kokkos::view_alloc(space, "TernaryCounter::update_from_io::workspace",
+                           Kokkos::WithoutInitializing),
+        from_io_workspace_rows<ExecSpace>(state.out(), state.in(), params.workspace_bytes),
+        state.in());
+  }
+  const auto skipped = skipped_rows_view(space);
+  update_from_io_widened<ExecSpace, T>(space, state, x, grad_out, params, rows, skipped, precision);
+  return wait_for_report(space, skipped);
+}
+
 #define TERNARYCOUNTER_INSTANTIATE_UPDATE_FROM_IO(SPACE)                                           \
   template std::int64_t from_io_workspace_rows<SPACE>(std::int64_t, std::int64_t, std::int64_t);   \
   template UpdateReport update_from_io<SPACE>(                                                     \
@@ -135,15 +177,30 @@ UpdateReport update_from_io(const ExecSpace& space,
   template UpdateReport update_from_io<SPACE>(                                                     \
       const SPACE&, const PackedState<SPACE::memory_space>&,                                       \
       const InputView<SPACE::memory_space>&, const InputView<SPACE::memory_space>&,                \
-      const UpdateParams&, Precision,                                                              \
-      const Kokkos::View<float**, Kokkos::LayoutRight, SPACE::memory_space>&);                     \
+      const UpdateParams&, const Kokkos::View<float**, Kokkos::LayoutRight, SPACE::memory_space>&, \
+      Precision);                                                                                  \
   template void update_from_io<SPACE>(                                                             \
       const SPACE&, const PackedState<SPACE::memory_space>&,                                       \
       const InputView<SPACE::memory_space>&, const InputView<SPACE::memory_space>&,                \
-      const UpdateParams&, Precision,                                                              \
-      const Kokkos::View<float**, Kokkos::LayoutRight, SPACE::memory_space>&,                      \
-      const SkippedRowsView<SPACE::memory_space>&);
+      const UpdateParams&, const Kokkos::View<float**, Kokkos::LayoutRight, SPACE::memory_space>&, \
+      const SkippedRowsView<SPACE::memory_space>&, Precision);
+
+#define TERNARYCOUNTER_INSTANTIATE_UPDATE_FROM_IO_WIDENED(SPACE, T)                                \
+  template void Impl::update_from_io_widened<SPACE, T>(                                            \
+      const SPACE&, const PackedState<SPACE::memory_space>&,                                       \
+      const InputView<SPACE::memory_space, T>&, const InputView<SPACE::memory_space, T>&,          \
+      const UpdateParams&, const Kokkos::View<float**, Kokkos::LayoutRight, SPACE::memory_space>&, \
+      const SkippedRowsView<SPACE::memory_space>&, Precision);                                     \
+  template UpdateReport Impl::update_from_io_widened<SPACE, T>(                                    \
+      const SPACE&, const PackedState<SPACE::memory_space>&,                                       \
+      const InputView<SPACE::memory_space, T>&, const InputView<SPACE::memory_space, T>&,          \
+      const UpdateParams&, const Kokkos::View<float**, Kokkos::LayoutRight, SPACE::memory_space>&, \
+      Precision);
+#define TERNARYCOUNTER_INSTANTIATE_UPDATE_FROM_IO_HALF(SPACE)        \
+  TERNARYCOUNTER_INSTANTIATE_UPDATE_FROM_IO_WIDENED(SPACE, bfloat16) \
+  TERNARYCOUNTER_INSTANTIATE_UPDATE_FROM_IO_WIDENED(SPACE, float16)
 
 TERNARYCOUNTER_FOR_EACH_EXECUTION_SPACE(TERNARYCOUNTER_INSTANTIATE_UPDATE_FROM_IO)
+TERNARYCOUNTER_FOR_EACH_EXECUTION_SPACE(TERNARYCOUNTER_INSTANTIATE_UPDATE_FROM_IO_HALF)
 
 }  // namespace TernaryCounter

@@ -42,8 +42,8 @@ UpdateReport update_from_io(
     const ExecSpace& space, const PackedState<typename ExecSpace::memory_space>& state,
     const InputView<typename ExecSpace::memory_space>& x,
     const InputView<typename ExecSpace::memory_space>& grad_out, const UpdateParams& params,
-    Precision precision,
-    const Kokkos::View<float**, Kokkos::LayoutRight, typename ExecSpace::memory_space>& workspace);
+    const Kokkos::View<float**, Kokkos::LayoutRight, typename ExecSpace::memory_space>& workspace,
+    Precision precision = Precision::fp32);
 
 /// Asynchronous, with a caller-owned workspace: enqueues every chunk on `space` and returns at
 /// once, without a fence; when the work is done, `skipped_rows()` holds the number of rows left
@@ -54,9 +54,9 @@ void update_from_io(
     const ExecSpace& space, const PackedState<typename ExecSpace::memory_space>& state,
     const InputView<typename ExecSpace::memory_space>& x,
     const InputView<typename ExecSpace::memory_space>& grad_out, const UpdateParams& params,
-    Precision precision,
     const Kokkos::View<float**, Kokkos::LayoutRight, typename ExecSpace::memory_space>& workspace,
-    const SkippedRowsView<typename ExecSpace::memory_space>& skipped_rows);
+    const SkippedRowsView<typename ExecSpace::memory_space>& skipped_rows,
+    Precision precision = Precision::fp32);
 
 /// update_from_io on the default execution space of the state's memory space.
 template <class MemorySpace>
@@ -66,6 +66,69 @@ UpdateReport update_from_io(const PackedState<MemorySpace>& state,
                             const UpdateParams& params, Precision precision = Precision::fp32) {
   return update_from_io(typename MemorySpace::execution_space{}, state, x, grad_out, params,
                         precision);
+}
+
+namespace Impl {
+/// update_from_io of 16-bit x and grad_out (below): asynchronous, and blocking (a workspace
+/// without rows: one of from_io_workspace_rows(out, in, params.workspace_bytes) rows).
+template <class ExecSpace, class T>
+void update_from_io_widened(
+    const ExecSpace& space, const PackedState<typename ExecSpace::memory_space>& state,
+    const InputView<typename ExecSpace::memory_space, T>& x,
+    const InputView<typename ExecSpace::memory_space, T>& grad_out, const UpdateParams& params,
+    const Kokkos::View<float**, Kokkos::LayoutRight, typename ExecSpace::memory_space>& workspace,
+    const SkippedRowsView<typename ExecSpace::memory_space>& skipped_rows, Precision precision);
+template <class ExecSpace, class T>
+UpdateReport update_from_io_widened(
+    const ExecSpace& space, const PackedState<typename ExecSpace::memory_space>& state,
+    const InputView<typename ExecSpace::memory_space, T>& x,
+    const InputView<typename ExecSpace::memory_space, T>& grad_out, const UpdateParams& params,
+    const Kokkos::View<float**, Kokkos::LayoutRight, typename ExecSpace::memory_space>& workspace,
+    Precision precision);
+}  // namespace Impl
+
+/// update_from_io of bfloat16 or float16 x and grad_out (both of one type): the update of the
+/// inputs widened to float (exact: SPEC's bits of the widened inputs). The three forms of the
+/// float call: blocking with a workspace allocated for the call, blocking with the caller's
+/// workspace, asynchronous.
+template <class ExecSpace, class X, class GradOut>
+requires Impl::HalfInputPair<X, GradOut, typename ExecSpace::memory_space> UpdateReport
+update_from_io(const ExecSpace& space, const PackedState<typename ExecSpace::memory_space>& state,
+               const X& x, const GradOut& grad_out, const UpdateParams& params,
+               Precision precision = Precision::fp32) {
+  using Mem = typename ExecSpace::memory_space;
+  using T = typename X::non_const_value_type;
+  return Impl::update_from_io_widened<ExecSpace, T>(
+      space, state, InputView<Mem, T>(x), InputView<Mem, T>(grad_out), params, {}, precision);
+}
+
+template <class ExecSpace, class X, class GradOut>
+requires Impl::HalfInputPair<X, GradOut, typename ExecSpace::memory_space> UpdateReport
+update_from_io(
+    const ExecSpace& space, const PackedState<typename ExecSpace::memory_space>& state, const X& x,
+    const GradOut& grad_out, const UpdateParams& params,
+    const Kokkos::View<float**, Kokkos::LayoutRight, typename ExecSpace::memory_space>& workspace,
+    Precision precision = Precision::fp32) {
+  using Mem = typename ExecSpace::memory_space;
+  using T = typename X::non_const_value_type;
+  return Impl::update_from_io_widened<ExecSpace, T>(space, state, InputView<Mem, T>(x),
+                                                    InputView<Mem, T>(grad_out), params, workspace,
+                                                    precision);
+}
+
+template <class ExecSpace, class X, class GradOut>
+requires Impl::HalfInputPair<X, GradOut, typename ExecSpace::memory_space>
+void update_from_io(
+    const ExecSpace& space, const PackedState<typename ExecSpace::memory_space>& state, const X& x,
+    const GradOut& grad_out, const UpdateParams& params,
+    const Kokkos::View<float**, Kokkos::LayoutRight, typename ExecSpace::memory_space>& workspace,
+    const SkippedRowsView<typename ExecSpace::memory_space>& skipped_rows,
+    Precision precision = Precision::fp32) {
+  using Mem = typename ExecSpace::memory_space;
+  using T = typename X::non_const_value_type;
+  Impl::update_from_io_widened<ExecSpace, T>(space, state, InputView<Mem, T>(x),
+                                             InputView<Mem, T>(grad_out), params, workspace,
+                                             skipped_rows, precision);
 }
 
 /// Any other View types for x, grad_out or the workspace (e.g. LayoutLeft): a compile error
@@ -86,7 +149,8 @@ requires(Impl::NotInputMatrix<X, typename ExecSpace::memory_space> ||
          Impl::NotInputMatrix<GradOut, typename ExecSpace::memory_space> ||
          Impl::NotOutputMatrix<Workspace, typename ExecSpace::memory_space>) UpdateReport
     update_from_io(const ExecSpace&, const PackedState<typename ExecSpace::memory_space>&, const X&,
-                   const GradOut&, const UpdateParams&, Precision, const Workspace&) {
+                   const GradOut&, const UpdateParams&, const Workspace&,
+                   Precision = Precision::fp32) {
   static_assert(!Impl::NotInputMatrix<X, typename ExecSpace::memory_space>,
                 TERNARYCOUNTER_MATRIX_RULE("update_from_io", "x", "const float"));
   static_assert(!Impl::NotInputMatrix<GradOut, typename ExecSpace::memory_space>,

@@ -55,10 +55,9 @@ void check_against_one_process(std::int64_t out, std::int64_t in, std::int64_t m
       const UpdateReport one = update_from_io(space, reference, x, grad_out, params, precision);
 
       const Dist::Block mine = split.mine(m, comm.rank(), comm.size());
-      const UpdateReport many =
-          Dist::update_from_io(comm, space, sharded, rows_of(x, mine.first, mine.last),
-                               rows_of(grad_out, mine.first, mine.last), params, precision,
-                               workspace);
+      const UpdateReport many = Dist::update_from_io(
+          comm, space, sharded, rows_of(x, mine.first, mine.last),
+          rows_of(grad_out, mine.first, mine.last), params, workspace, precision);
       EXPECT_EQ(many.skipped_rows, one.skipped_rows) << "step " << step;
       if (poison_a_row && step == 1) EXPECT_GE(one.skipped_rows, 1);
       ASSERT_TRUE(on_every_rank(identical(sharded, reference)))
@@ -227,7 +226,7 @@ TEST(DistributedUpdate, Int8BytesCountedMatchTheModel) {
     const Dist::Block mine = Dist::block(m, comm.rank(), comm.size());
     comm.reset_bytes_sent();
     Dist::update_from_io(comm, space, state, rows_of(x, mine.first, mine.last),
-                         rows_of(g, mine.first, mine.last), p, Precision::int8, workspace);
+                         rows_of(g, mine.first, mine.last), p, workspace, Precision::int8);
     counted[k] = comm.bytes_sent();
   }
   EXPECT_EQ(counted[0], counted[1]) << "the traffic depends on the batch";

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #include "distributed/impl/TernaryCounter_AllGather.hpp"
 
-#include "engines/TernaryCounter_ExecutionSpaces.hpp"
 #include "distributed/impl/TernaryCounter_MpiCheck.hpp"
 #include "distributed/impl/TernaryCounter_Ring.hpp"
+#include "engines/TernaryCounter_ExecutionSpaces.hpp"
 
 #include <Kokkos_Core.hpp>
 

@@ -1,16 +1,16 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #include "distributed/impl/TernaryCounter_IntegerUpdate.hpp"
 
-#include "core/TernaryCounter_Reallocate.hpp"
 #include "TernaryCounter_Blocks.hpp"
+#include "core/TernaryCounter_Reallocate.hpp"
 #include "distributed/impl/TernaryCounter_AllGather.hpp"
 #include "distributed/impl/TernaryCounter_Ring.hpp"
 
 #include <Kokkos_Profiling_ScopedRegion.hpp>
-#include "engines/TernaryCounter_ExecutionSpaces.hpp"
-#include "core/TernaryCounter_Validation.hpp"
-#include "engines/TernaryCounter_Tiling.hpp"
 #include "TernaryCounter_DataParallelPhases.hpp"
+#include "core/TernaryCounter_Validation.hpp"
+#include "engines/TernaryCounter_ExecutionSpaces.hpp"
+#include "engines/TernaryCounter_Tiling.hpp"
 
 #include <algorithm>
 #include <string>
@@ -85,8 +85,9 @@ std::int64_t integer_update(const Communicator& comm, const ExecSpace& space,
           [&](std::uint32_t* bits) { ring_all_reduce_max(comm, bits, in + out); });
 
   // 2. This rank's samples quantized once, on the global streams.
-  TernaryCounter::Experimental::int8_quantize_operands(space, x_local, grad_out_local, absmax, params.seed,
-                                               params.row_offset, m, offset, buffers.operands);
+  TernaryCounter::Experimental::int8_quantize_operands(space, x_local, grad_out_local, absmax,
+                                                       params.seed, params.row_offset, m, offset,
+                                                       buffers.operands);
 
   // 3. Rounds: a slice of every rank's row block; the slices' sums over all ranks (exact in any
   // order) reach their owner, which updates those rows.
@@ -106,7 +107,7 @@ std::int64_t integer_update(const Communicator& comm, const ExecSpace& space,
       count[r] = std::clamp<std::int64_t>(rows[r + 1] - first[r], 0, slice);
       const std::pair<std::int64_t, std::int64_t> part(at, at + count[r]);
       TernaryCounter::Experimental::int8_gradient_rows(space, buffers.operands, first[r],
-                                               Kokkos::subview(sums, part, Kokkos::ALL));
+                                                       Kokkos::subview(sums, part, Kokkos::ALL));
       elements[r] = at * in;
       at += count[r];
     }

@@ -6,9 +6,9 @@
 #include "TernaryCounter_PackedState.hpp"
 #include "TernaryCounter_ViewTypes.hpp"
 #include "engines/TernaryCounter_Capabilities.hpp"
-#include "engines/TernaryCounter_ScratchArena.hpp"
 #include "engines/TernaryCounter_DecodedBlocks.hpp"
 #include "engines/TernaryCounter_QuantizedRows.hpp"
+#include "engines/TernaryCounter_ScratchArena.hpp"
 #include "engines/vendor/TernaryCounter_CublasInt8.hpp"
 
 #include <Kokkos_Core.hpp>

@@ -23,9 +23,9 @@
 #pragma once
 
 #include "engines/TernaryCounter_Float4.hpp"
-#include "engines/TernaryCounter_Unroll.hpp"
 #include "engines/TernaryCounter_TileOperands.hpp"
 #include "engines/TernaryCounter_Tiling.hpp"
+#include "engines/TernaryCounter_Unroll.hpp"
 
 #include <Kokkos_Core.hpp>
 

@@ -7,27 +7,27 @@
 // order where each serves.
 #include "products/impl/TernaryCounter_ProductDispatch.hpp"
 
-#include "engines/TernaryCounter_Capabilities.hpp"
-#include "engines/TernaryCounter_ExecutionSpaces.hpp"
-#include "engines/TernaryCounter_HostIsa.hpp"
-#include "engines/TernaryCounter_ScratchArena.hpp"
 #include "core/TernaryCounter_Validation.hpp"
+#include "engines/TernaryCounter_Capabilities.hpp"
 #include "engines/TernaryCounter_DecodedBlocks.hpp"
-#include "products/impl/TernaryCounter_FewSampleInt8BackwardInput.hpp"
+#include "engines/TernaryCounter_ExecutionSpaces.hpp"
 #include "engines/TernaryCounter_FewSampleInt8Forward.hpp"
-#include "products/impl/TernaryCounter_FewSampleProduct.hpp"
-#include "products/impl/TernaryCounter_Fp32Products.hpp"
 #include "engines/TernaryCounter_HostInt8Gemm.hpp"
+#include "engines/TernaryCounter_HostIsa.hpp"
 #include "engines/TernaryCounter_Int8Epilogues.hpp"
 #include "engines/TernaryCounter_IntegerOperands.hpp"
 #include "engines/TernaryCounter_IntegerProduct.hpp"
-#include "products/impl/TernaryCounter_SmallBatchProduct.hpp"
-#include "engines/TernaryCounter_TileGemm.hpp"
-#include "engines/TernaryCounter_TileGemmLaunch.hpp"
 #include "engines/TernaryCounter_Quantize.hpp"
 #include "engines/TernaryCounter_QuantizedRows.hpp"
 #include "engines/TernaryCounter_RowQuantizer.hpp"
+#include "engines/TernaryCounter_ScratchArena.hpp"
+#include "engines/TernaryCounter_TileGemm.hpp"
+#include "engines/TernaryCounter_TileGemmLaunch.hpp"
 #include "engines/vendor/TernaryCounter_VendorInt8Product.hpp"
+#include "products/impl/TernaryCounter_FewSampleInt8BackwardInput.hpp"
+#include "products/impl/TernaryCounter_FewSampleProduct.hpp"
+#include "products/impl/TernaryCounter_Fp32Products.hpp"
+#include "products/impl/TernaryCounter_SmallBatchProduct.hpp"
 
 #include <cstdint>
 #include <string>
@@ -130,8 +130,8 @@ void forward_int8(const ExecSpace& space,
       return;
     }
   }
-  run_integer_product(space, host_isa().int8_engine, xq, weights, state.C, M, state.out(),
-                      epilogue, "TernaryCounter::forward::int8_product");
+  run_integer_product(space, host_isa().int8_engine, xq, weights, state.C, M, state.out(), epilogue,
+                      "TernaryCounter::forward::int8_product");
 }
 
 template <class ExecSpace>

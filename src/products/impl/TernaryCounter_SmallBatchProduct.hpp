@@ -18,8 +18,8 @@
 
 #include "engines/TernaryCounter_Float4.hpp"
 #include "engines/TernaryCounter_HostIsa.hpp"
-#include "engines/TernaryCounter_Unroll.hpp"
 #include "engines/TernaryCounter_TileOperands.hpp"
+#include "engines/TernaryCounter_Unroll.hpp"
 
 #include <Kokkos_Core.hpp>
 

@@ -18,10 +18,10 @@
 namespace TernaryCounter::Impl {
 
 enum class Int8GradientEngine {
-  host_integer,    ///< the host ISA's integer engine (VNNI, AMX or portable), epilogue fused
-  few_sample_rows, ///< the row update forms G from the operands (no G in memory; CUDA, M <= 16)
-  vendor_gemm,     ///< the vendor GEMM writes int32 G; the caller consumes it
-  portable,        ///< the portable integer engine, epilogue fused
+  host_integer,     ///< the host ISA's integer engine (VNNI, AMX or portable), epilogue fused
+  few_sample_rows,  ///< the row update forms G from the operands (no G in memory; CUDA, M <= 16)
+  vendor_gemm,      ///< the vendor GEMM writes int32 G; the caller consumes it
+  portable,         ///< the portable integer engine, epilogue fused
 };
 
 /// The engine of an int8 weight gradient over M samples; `row_update_can_form` when the caller
@@ -50,8 +50,8 @@ template <class ExecSpace, class Epilogue>
 bool int8_gradient_product(const ExecSpace& space, Int8GradientEngine engine,
                            const QuantizedRows<typename ExecSpace::memory_space>& part,
                            const Int8Matrix<typename ExecSpace::memory_space>& xq, int C,
-                           std::int64_t n, std::int64_t in, const Epilogue& epilogue,
-                           float* target, std::int64_t target_stride, const char* label) {
+                           std::int64_t n, std::int64_t in, const Epilogue& epilogue, float* target,
+                           std::int64_t target_stride, const char* label) {
   using Mem = typename ExecSpace::memory_space;
   if constexpr (host_space<ExecSpace>) {
     run_integer_product(space, host_isa().int8_engine, part, Int8ByDepth<Mem>{xq}, C, n, in,

@@ -12,8 +12,8 @@
 #pragma once
 
 #include "engines/TernaryCounter_Capabilities.hpp"
-#include "engines/TernaryCounter_Float4.hpp"
 #include "engines/TernaryCounter_FewSampleInt8Forward.hpp"
+#include "engines/TernaryCounter_Float4.hpp"
 #include "engines/TernaryCounter_IntegerOperands.hpp"
 
 #include <Kokkos_Core.hpp>

@@ -15,12 +15,12 @@
 
 #include "TernaryCounter_Hash.hpp"
 #include "core/TernaryCounter_CodeUpdateTable.hpp"
+#include "core/TernaryCounter_RowMath.hpp"
 #include "engines/TernaryCounter_Float4.hpp"
 #include "engines/TernaryCounter_HostIsa.hpp"
 #include "engines/TernaryCounter_HostVectorCodes.hpp"
-#include "engines/TernaryCounter_Unroll.hpp"
 #include "engines/TernaryCounter_Tiling.hpp"
-#include "core/TernaryCounter_RowMath.hpp"
+#include "engines/TernaryCounter_Unroll.hpp"
 
 #include <Kokkos_Core.hpp>
 

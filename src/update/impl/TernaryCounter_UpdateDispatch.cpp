@@ -6,25 +6,25 @@
 // runs, else by the portable engine.
 #include "update/impl/TernaryCounter_UpdateDispatch.hpp"
 
+#include "core/TernaryCounter_Validation.hpp"
+#include "engines/TernaryCounter_ColumnQuantizer.hpp"
+#include "engines/TernaryCounter_DecodedBlocks.hpp"
 #include "engines/TernaryCounter_ExecutionSpaces.hpp"
 #include "engines/TernaryCounter_HostIsa.hpp"
-#include "engines/TernaryCounter_ScratchArena.hpp"
-#include "core/TernaryCounter_Validation.hpp"
-#include "engines/TernaryCounter_DecodedBlocks.hpp"
 #include "engines/TernaryCounter_Int8Epilogues.hpp"
 #include "engines/TernaryCounter_IntegerOperands.hpp"
 #include "engines/TernaryCounter_IntegerProduct.hpp"
-#include "engines/TernaryCounter_TileGemm.hpp"
-#include "engines/TernaryCounter_TileGemmLaunch.hpp"
-#include "engines/TernaryCounter_ColumnQuantizer.hpp"
 #include "engines/TernaryCounter_Quantize.hpp"
 #include "engines/TernaryCounter_QuantizedRows.hpp"
+#include "engines/TernaryCounter_ScratchArena.hpp"
+#include "engines/TernaryCounter_TileGemm.hpp"
+#include "engines/TernaryCounter_TileGemmLaunch.hpp"
 #include "engines/TernaryCounter_TiledColumnQuantizer.hpp"
+#include "engines/vendor/TernaryCounter_VendorInt8Product.hpp"
 #include "update/impl/TernaryCounter_GradientProduct.hpp"
 #include "update/impl/TernaryCounter_Int8GradientEngine.hpp"
 #include "update/impl/TernaryCounter_IntegerGradientRows.hpp"
 #include "update/impl/TernaryCounter_RowUpdateKernel.hpp"
-#include "engines/vendor/TernaryCounter_VendorInt8Product.hpp"
 
 #include <algorithm>
 #include <cstdint>
