@@ -7,7 +7,7 @@ The list's rule: every .c and .h member under the top-level directories block, f
 io_uring, ipc, kernel, lib and mm, sorted by path (Python's string order). Its header gives the
 package version the list was made from, the total size and the sha256 of the concatenation.
 
-    python3 python/examples/make_kernel_corpus.py                 # /usr/share/ternarycounter/kernel_corpus.txt
+    python3 python/examples/make_kernel_corpus.py    # /usr/share/ternarycounter/kernel_corpus.txt
     python3 python/examples/make_kernel_corpus.py --output data/kernel_corpus.txt.xz
 
 An output ending in .xz or .gz is compressed (char_lm.py reads either; data/ at the repository
