@@ -1,20 +1,22 @@
 #!/usr/bin/env python3
 """Writes the kernel corpus of char_lm.py (--corpus kernel): the C source files that
-data/kernel_corpus.list names, taken from the tarball of Debian's linux-source-6.1 package and
-concatenated in the list's order, checked against the list's sha256.
+python/examples/data/kernel_corpus.list names, taken from the tarball of Debian's
+linux-source-6.1 package and concatenated in the list's order, checked against the list's sha256.
 
 The list's rule: every .c and .h member under the top-level directories block, fs, init,
 io_uring, ipc, kernel, lib and mm, sorted by path (Python's string order). Its header gives the
 package version the list was made from, the total size and the sha256 of the concatenation.
 
     python3 python/examples/make_kernel_corpus.py    # /usr/share/ternarycounter/kernel_corpus.txt
-    python3 python/examples/make_kernel_corpus.py --output data/kernel_corpus.txt.xz
+    python3 python/examples/make_kernel_corpus.py --output data/kernel_corpus.txt.xz \
+        --source /usr/share/ternarycounter/kernel_corpus.txt
 
 An output ending in .xz or .gz is compressed (char_lm.py reads either; data/ at the repository
-root is ignored by git and is where char_lm.py looks first, so a compressed copy travels with
-the working tree). An output that exists with the right checksum is left as it is. --source
-takes the tarball or an existing corpus (plain, .xz or .gz) to copy from. --write-list makes the
-list again from the tarball (when Debian's archive no longer has the list's version)."""
+root is ignored by git and is one of the places char_lm.py looks, so a compressed copy travels
+with the working tree). An output that exists with the right checksum is left as it is.
+--source takes the tarball or an existing corpus (plain, .xz or .gz) to copy from. --write-list
+makes the list again from the tarball (when Debian's archive no longer has the list's version).
+"""
 
 import argparse
 import gzip
@@ -164,6 +166,8 @@ def write_atomically(path, data):
 def main(argv=None):
     args = parse_args(argv)
     if args.write_list:
+        if not is_tarball(args.source):
+            sys.exit("make_kernel_corpus.py: --write-list reads the tarball (--source)")
         write_list(args)
         return
     fields, members = read_list(args.list)

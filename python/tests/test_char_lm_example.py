@@ -47,7 +47,7 @@ def load_example():
 
 needs_kernel_corpus = pytest.mark.skipif(
     load_example().kernel_corpus_path() is None,
-    reason="no kernel corpus (Debian: linux-source-6.1, then python/examples/make_kernel_corpus.py)")
+    reason="no kernel corpus (Debian: linux-source-6.1, then examples/make_kernel_corpus.py)")
 
 
 @needs_bible
