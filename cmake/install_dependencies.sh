@@ -36,9 +36,9 @@ if [ ${#missing[@]} -gt 0 ]; then
   echo "install_dependencies: installing ${missing[*]}"
   export DEBIAN_FRONTEND=noninteractive
   "${sudo_cmd[@]}" apt-get update -qq
+  versions="$(apt-cache madison linux-source-6.1)"
   for i in "${!missing[@]}"; do  # the corpus list's version of the kernel source, if still there
-    if [ "${missing[$i]}" = linux-source-6.1 ] &&
-      apt-cache madison linux-source-6.1 | grep -q "| *$kernel_version *|"; then
+    if [ "${missing[$i]}" = linux-source-6.1 ] && grep -q "| *$kernel_version *|" <<<"$versions"; then
       missing[$i]="linux-source-6.1=$kernel_version"
     fi
   done
