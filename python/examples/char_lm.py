@@ -51,6 +51,7 @@ gradients (none with --adam-lr 0, which leaves them as initialized):
 """
 
 import argparse
+import hashlib
 import io
 import json
 import math
@@ -162,7 +163,6 @@ def kernel_corpus_sha256():
 
 def load_kernel_corpus():
     """The kernel corpus as a str of one character per byte (latin-1), its checksum checked."""
-    import hashlib
     path = kernel_corpus_path()
     if path is None:
         sys.exit(f"char_lm.py: no kernel corpus ({', '.join(KERNEL_CORPUS)}): install Debian's "
