@@ -1,12 +1,21 @@
 #!/usr/bin/env python3
-"""A character-level GPT on the King James Bible, with ternarycounter's TernaryLinear as every
-attention projection and MLP layer (token and position embeddings, LayerNorm and the output head
-stay torch's, trained by AdamW), or with nn.Linear and AdamW everywhere (--baseline adamw).
+"""A character-level GPT on the King James Bible or on the Linux kernel's C source, with
+ternarycounter's TernaryLinear as every attention projection and MLP layer (token and position
+embeddings, LayerNorm and the output head stay torch's, trained by AdamW), or with nn.Linear and
+AdamW everywhere (--baseline adamw).
 
-The text is the one Debian's bible-kjv package prints (`bible -f Gen1:1-Rev22:21`, the verse
-references dropped), or --text FILE. Its last tenth is the validation split. Every step draws
---batch windows of --context characters from the training split with a CPU generator seeded by
---seed, so both models see the same data in the same order on any device.
+--corpus kjv (the default: 4.1 MB, the small case) is the text Debian's bible-kjv package prints
+(`bible -f Gen1:1-Rev22:21`, the verse references dropped). --corpus kernel is 67 MB of C: the
+.c and .h files of Debian's linux-source-6.1 that python/examples/data/kernel_corpus.list names,
+concatenated, as make_kernel_corpus.py writes them. It is read as bytes (one character a byte;
+the vocabulary is the byte values present, 165 in the whole corpus) from the first of
+data/kernel_corpus.txt at the repository root, /usr/share/ternarycounter/kernel_corpus.txt,
+data/kernel_corpus.txt.xz and data/kernel_corpus.txt.gz, its sha256 checked against the list's.
+--text FILE (UTF-8; plain, .xz or .gz) replaces either. The text's last tenth (after
+--limit-chars) is the validation split: for the whole kernel corpus, from lib/test_parman.c on
+(the end of lib/, then mm/). Every step draws --batch windows of --context characters from the
+training split with a CPU generator seeded by --seed, so both models see the same data in the
+same order on any device.
 
 On CUDA both models run under BF16 autocast (--amp): torch's layers compute in bfloat16, and a
 TernaryLinear gets its input rounded to bfloat16 as nn.Linear does under autocast (the layer
@@ -42,6 +51,8 @@ gradients (none with --adam-lr 0, which leaves them as initialized):
 """
 
 import argparse
+import hashlib
+import io
 import json
 import math
 import os
@@ -60,6 +71,13 @@ import torch.nn.functional as F  # noqa: E402
 from torch import nn  # noqa: E402
 
 BIBLE_COMMAND = ["bible", "-f", "Gen1:1-Rev22:21"]
+REPOSITORY = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+KERNEL_LIST = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data",
+                           "kernel_corpus.list")
+KERNEL_CORPUS = [os.path.normpath(os.path.join(REPOSITORY, "data", "kernel_corpus.txt")),
+                 "/usr/share/ternarycounter/kernel_corpus.txt",
+                 os.path.normpath(os.path.join(REPOSITORY, "data", "kernel_corpus.txt.xz")),
+                 os.path.normpath(os.path.join(REPOSITORY, "data", "kernel_corpus.txt.gz"))]
 VERSE_REFERENCE = re.compile(r"^[1-3]?[A-Za-z]+[0-9]+:[0-9]+ ", re.MULTILINE)
 
 
@@ -73,7 +91,9 @@ def parse_args(argv=None):
     p.add_argument("--device", default=None, help="cuda or cpu (default: cuda when available)")
     p.add_argument("--amp", choices=["auto", "bf16", "off"], default="auto",
                    help="BF16 autocast: auto = on CUDA only")
-    p.add_argument("--text", default=None, help="a text file instead of bible-kjv's text")
+    p.add_argument("--corpus", choices=["kjv", "kernel"], default="kjv",
+                   help="the King James text or the kernel's C source (see above)")
+    p.add_argument("--text", default=None, help="a text file (.xz, .gz) instead of the corpus")
     p.add_argument("--limit-chars", type=int, default=0, help="use the first N characters only")
     p.add_argument("--d-model", type=int, default=512)
     p.add_argument("--layers", type=int, default=6)
@@ -120,10 +140,48 @@ def parse_args(argv=None):
 
 # -- data --
 
-def load_text(path):
-    if path:
-        with open(path, encoding="utf-8") as f:
+def open_file(path):
+    """A plain, .xz or .gz file, decompressed as it is read."""
+    if path.endswith(".xz"):
+        import lzma
+        return lzma.open(path, "rb")
+    if path.endswith(".gz"):
+        import gzip
+        return gzip.open(path, "rb")
+    return open(path, "rb")
+
+
+def kernel_corpus_path():
+    """The first of KERNEL_CORPUS that exists, or None."""
+    return next((path for path in KERNEL_CORPUS if os.path.isfile(path)), None)
+
+
+def kernel_corpus_sha256():
+    with open(KERNEL_LIST, encoding="utf-8") as f:
+        return next(line.split()[1] for line in f if line.startswith("sha256: "))
+
+
+def load_kernel_corpus():
+    """The kernel corpus as a str of one character per byte (latin-1), its checksum checked."""
+    path = kernel_corpus_path()
+    if path is None:
+        sys.exit(f"char_lm.py: no kernel corpus ({', '.join(KERNEL_CORPUS)}): install Debian's "
+                 f"linux-source-6.1 and run python/examples/make_kernel_corpus.py")
+    with open_file(path) as f:
+        data = f.read()
+    digest, expected = hashlib.sha256(data).hexdigest(), kernel_corpus_sha256()
+    if digest != expected:
+        sys.exit(f"char_lm.py: {path} has sha256 {digest}, {KERNEL_LIST} says {expected}: "
+                 f"write it again with python/examples/make_kernel_corpus.py")
+    return data.decode("latin-1")
+
+
+def load_text(args):
+    if args.text:
+        with io.TextIOWrapper(open_file(args.text), encoding="utf-8") as f:
             return f.read()
+    if args.corpus == "kernel":
+        return load_kernel_corpus()
     try:
         printed = subprocess.run(BIBLE_COMMAND, capture_output=True, text=True, check=True).stdout
     except (OSError, subprocess.CalledProcessError) as e:
@@ -437,7 +495,7 @@ def train(args):
         team = Team(device)
     amp = args.amp == "bf16" or (args.amp == "auto" and device.type == "cuda")
     args.amp_on = amp
-    text = load_text(args.text)
+    text = load_text(args)
     if args.limit_chars:
         text = text[:args.limit_chars]
     data, vocab = encode(text)
@@ -459,9 +517,9 @@ def train(args):
     if team is not None:
         say(f"data-parallel: {team.size} processes, windows [{first}, {last}) of each batch on "
             f"rank 0", flush=True)
-    say(f"{label}: {len(text)} characters, vocabulary {len(vocab)}, d_model {args.d_model}, "
-          f"{args.layers} layers, {args.heads} heads, context {args.context}, batch "
-          f"{args.batch}, {args.steps} steps on {device}"
+    say(f"{label} on {args.text or args.corpus}: {len(text)} characters, vocabulary "
+          f"{len(vocab)}, d_model {args.d_model}, {args.layers} layers, {args.heads} heads, "
+          f"context {args.context}, batch {args.batch}, {args.steps} steps on {device}"
           f"{' (bf16 autocast)' if amp else ''}", flush=True)
     if args.profile:
         profile_steps(model, optimizer, train_data, offsets, args, amp, device, args.profile)
