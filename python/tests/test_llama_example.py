@@ -1,0 +1,164 @@
+"""python/examples/llama_pretrain.py and llama_memory.py: the tiny preset trains on the CPU and
+its loss falls, per-block checkpointing leaves every ternary layer's state bit for bit as it is
+without checkpointing (one update per backward), and the memory model's 7b figures match a hand
+computation and the tiny model's own buffers."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+EXAMPLES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples")
+sys.path.insert(0, EXAMPLES)
+
+import llama_memory  # noqa: E402  (no torch)
+
+
+def has_bible():
+    try:
+        subprocess.run(["bible", "-f", "Gen1:1"], capture_output=True, check=True)
+        return True
+    except (OSError, subprocess.CalledProcessError):
+        return False
+
+
+needs_bible = pytest.mark.skipif(not has_bible(),
+                                 reason="no `bible` command (Debian: bible-kjv): the example "
+                                        "trains on its King James text")
+
+# The CI configuration: the tiny preset (2 blocks, d_model 64, vocabulary 32,000), short windows.
+TINY = ["--preset", "tiny", "--device", "cpu", "--context", "32", "--batch", "8",
+        "--limit-bytes", "400000"]
+
+
+def test_memory_model_7b_by_hand():
+    m = llama_memory.model("7b", batch=1, context=2048)
+    # One block: q, k, v, o are 4096 x 4096 (32 kv heads of 128), gate, up, down 4096 x 11008.
+    block_weights = 4 * 4096 * 4096 + 3 * 4096 * 11008  # 202,375,168
+    block_rows = 4 * 4096 + 2 * 11008 + 4096  # 42,496
+    weights, rows = 32 * block_weights, 32 * block_rows
+    assert weights == 6_476_005_376
+    # 0.75 B per weight + 8 B per row (scale, v) + 8 B per layer (the int64 step count).
+    assert m["ternary_parts"]["projections"] == weights * 3 // 4 + rows * 8 + 32 * 7 * 8
+    assert m["ternary_parts"]["projections"] == 4_867_884_800
+    # Every parameter: the projections, embedding and head (32,000 x 4096 each), 65 norm gains
+    # vectors; AMP AdamW holds 16 B of each, pure-BF16 AdamW 8 B.
+    params = weights + 2 * 32000 * 4096 + 65 * 4096
+    assert m["parameters"] == params == 6_738_415_616
+    assert m["adamw_amp_state"] == 16 * params
+    assert m["adamw_bf16_state"] == 8 * params
+    # Checkpointed activations: each of the 32 blocks' bf16 input, 4096 x 2 B per token.
+    assert m["per_token"]["checkpointed"] == 32 * 4096 * 2 == 262_144
+
+
+def test_memory_table_prints_every_preset():
+    result = subprocess.run([sys.executable, os.path.join(EXAMPLES, "llama_memory.py")],
+                            capture_output=True, text=True, check=True, timeout=60)
+    assert "not measured" in result.stdout
+    for name in llama_memory.PRESETS:
+        assert f"| {name} |" in result.stdout
+
+
+# -- with torch and the package --
+
+def example():
+    pytest.importorskip("torch", reason="PyTorch is not installed (Debian: python3-torch)")
+    pytest.importorskip("ternarycounter.torch", reason="the ternarycounter package is not built")
+    import llama_pretrain
+    return llama_pretrain
+
+
+def test_memory_model_counts_the_tiny_models_buffers():
+    llama_pretrain = example()
+    import torch
+    args = llama_pretrain.parse_args(["--preset", "tiny"])
+    args.amp_on = False
+    model = llama_pretrain.build_model(args, torch.device("cpu"))
+    layers = llama_pretrain.ternary_layers(model)
+    assert len(layers) == 2 * 7 + 1
+    held = sum(t.numel() * t.element_size() for m in layers
+               for t in (m.codes, m.scale, m.v, m.steps))
+    parts = llama_memory.model("tiny")["ternary_parts"]
+    assert held == parts["projections"] + parts["head"]
+    assert model.embed.weight.numel() * 4 == 32000 * 64 * 4
+    assert all(m.precision == "int8" for m in layers)
+
+
+@needs_bible
+def test_tiny_preset_loss_falls(tmp_path):
+    example()
+    curve = tmp_path / "tiny.json"
+    env = dict(os.environ, OMP_PROC_BIND="false")
+    result = subprocess.run(
+        [sys.executable, os.path.join(EXAMPLES, "llama_pretrain.py"), *TINY, "--steps", "60",
+         "--log-every", "20", "--curve", str(curve)],
+        capture_output=True, text=True, env=env, check=False, timeout=300)
+    assert result.returncode == 0, result.stdout + result.stderr
+    lines = result.stdout.splitlines()
+    assert sum(line.startswith("step=") for line in lines) == 3
+    assert lines[-1].startswith("final: label=ternary-int8 steps=60 ")
+    record = json.loads(curve.read_text())
+    points = record["points"]
+    assert [p["step"] for p in points] == [20, 40, 60]
+    assert all(p["rss_gib"] > 0 and p["peak_rss_gib"] >= p["rss_gib"] for p in points)
+    # Uniform over 32,000 tokens is ln 32000 = 10.37 nats. Measured (this configuration, torch
+    # 1.13 on 2 CPU cores): MEASURED_FIRST over steps 1-20 and MEASURED_LAST over steps 41-60;
+    # the bounds leave a margin for other builds' rounding.
+    assert points[0]["loss"] < FIRST_BOUND
+    assert points[-1]["loss"] < LAST_BOUND
+    assert points[-1]["loss"] < points[0]["loss"] - DROP
+
+
+def train_states(llama_pretrain, steps, *extra):
+    args = llama_pretrain.parse_args([*TINY, "--steps", str(steps), "--log-every", str(steps),
+                                      *extra])
+    model, record = llama_pretrain.train(args)
+    ternary = set(llama_pretrain.ternary_layers(model))
+    states = {name: (m.codes.clone(), m.scale.clone(), m.v.clone(), m.step)
+              for name, m in model.named_modules() if m in ternary}
+    floats = {name: p.detach().clone() for name, p in model.named_parameters()
+              if not name.endswith("update_trigger")}
+    return states, floats, record["points"][-1]["loss"]
+
+
+@needs_bible
+@pytest.mark.parametrize("checkpointing", [
+    ["--checkpoint", "nonreentrant"],
+    ["--checkpoint", "reentrant"],
+    # The head and loss in chunks of 100 tokens: the head gets one update from its three uses,
+    # but its input gradient is not the unchunked one's (the reason below).
+    pytest.param(["--checkpoint", "nonreentrant", "--loss-chunk", "100"], marks=pytest.mark.xfail(
+        strict=True, reason="int8 backward_input rounds grad_out stochastically on a stream "
+        "indexed by the sample's row within the call (SPEC §6: elem = m * out + o), so each "
+        "chunk of the head restarts at m = 0 and grad_x differs from one call over the whole "
+        "batch; the C++ ProductOptions::sample_offset exists, but the extension's "
+        "tensor_backward_input does not take it and TernaryLinear does not pass each use's "
+        "offset (the rows of its earlier uses in the pass)")),
+], ids=["nonreentrant", "reentrant", "nonreentrant-loss-chunk"])
+def test_checkpointing_changes_no_bit(checkpointing):
+    llama_pretrain = example()
+    import torch
+    steps = 3
+    plain, plain_floats, plain_loss = train_states(llama_pretrain, steps, "--checkpoint", "none")
+    ckpt, ckpt_floats, ckpt_loss = train_states(llama_pretrain, steps, *checkpointing)
+    assert plain.keys() == ckpt.keys() and len(plain) == 15
+    args = llama_pretrain.parse_args(TINY)
+    args.amp_on = False
+    initial = {name: m.codes for name, m in
+               llama_pretrain.build_model(args, torch.device("cpu")).named_modules()
+               if name in plain}
+    for name, (codes, scale, v, step) in plain.items():
+        c_codes, c_scale, c_v, c_step = ckpt[name]
+        # Exactly one update per backward, with or without checkpointing.
+        assert step == c_step == steps, name
+        # The updates did something (else equality would prove nothing).
+        assert bool((v > 0).any()), f"{name}: v is still 0"
+        assert not torch.equal(codes, initial[name]), f"{name}: codes never changed"
+        assert torch.equal(codes, c_codes), f"{name}: codes differ"
+        assert scale.numpy().tobytes() == c_scale.numpy().tobytes(), f"{name}: scale differs"
+        assert v.numpy().tobytes() == c_v.numpy().tobytes(), f"{name}: v differs"
+    for name, p in plain_floats.items():
+        assert p.numpy().tobytes() == ckpt_floats[name].numpy().tobytes(), f"{name} differs"
+    assert plain_loss == ckpt_loss
