@@ -92,35 +92,43 @@ def test_tiny_preset_loss_falls(tmp_path):
     curve = tmp_path / "tiny.json"
     env = dict(os.environ, OMP_PROC_BIND="false")
     result = subprocess.run(
-        [sys.executable, os.path.join(EXAMPLES, "llama_pretrain.py"), *TINY, "--steps", "60",
+        [sys.executable, os.path.join(EXAMPLES, "llama_pretrain.py"), *TINY, "--steps", "40",
          "--log-every", "20", "--curve", str(curve)],
         capture_output=True, text=True, env=env, check=False, timeout=300)
     assert result.returncode == 0, result.stdout + result.stderr
     lines = result.stdout.splitlines()
-    assert sum(line.startswith("step=") for line in lines) == 3
-    assert lines[-1].startswith("final: label=ternary-int8 steps=60 ")
+    assert sum(line.startswith("step=") for line in lines) == 2
+    assert lines[-1].startswith("final: label=ternary-int8 steps=40 ")
     record = json.loads(curve.read_text())
     points = record["points"]
-    assert [p["step"] for p in points] == [20, 40, 60]
+    assert [p["step"] for p in points] == [20, 40]
+    assert record["error"] is None and record["final"]["steps"] == 40
     assert all(p["rss_gib"] > 0 and p["peak_rss_gib"] >= p["rss_gib"] for p in points)
-    # Uniform over 32,000 tokens is ln 32000 = 10.37 nats. Measured (this configuration, torch
-    # 1.13 on 2 CPU cores): MEASURED_FIRST over steps 1-20 and MEASURED_LAST over steps 41-60;
-    # the bounds leave a margin for other builds' rounding.
-    assert points[0]["loss"] < FIRST_BOUND
-    assert points[-1]["loss"] < LAST_BOUND
-    assert points[-1]["loss"] < points[0]["loss"] - DROP
+    # Uniform over 32,000 tokens is ln 32000 = 10.37 nats. Measured with torch 1.13 on 2 CPU
+    # cores, seeds 1, 2, 3: mean loss 6.20, 6.19, 6.19 over steps 1-20 and 2.74, 2.75, 2.79 over
+    # steps 21-40. The bounds leave a margin for other builds' rounding.
+    assert points[0]["loss"] < 7.5
+    assert points[-1]["loss"] < 3.2
+    assert points[-1]["loss"] < points[0]["loss"] - 2.5
 
 
-def train_states(llama_pretrain, steps, *extra):
-    args = llama_pretrain.parse_args([*TINY, "--steps", str(steps), "--log-every", str(steps),
-                                      *extra])
-    model, record = llama_pretrain.train(args)
-    ternary = set(llama_pretrain.ternary_layers(model))
-    states = {name: (m.codes.clone(), m.scale.clone(), m.v.clone(), m.step)
-              for name, m in model.named_modules() if m in ternary}
-    floats = {name: p.detach().clone() for name, p in model.named_parameters()
-              if not name.endswith("update_trigger")}
-    return states, floats, record["points"][-1]["loss"]
+# Short runs for the bit comparisons: 2 steps of 4 windows of 32 tokens.
+SHORT = [*TINY, "--batch", "4", "--steps", "2", "--log-every", "2"]
+_runs = {}
+
+
+def train_states(llama_pretrain, *checkpointing):
+    """(ternary states, float parameters, logged loss) after SHORT's steps (cached)."""
+    if checkpointing not in _runs:
+        model, record = llama_pretrain.train(llama_pretrain.parse_args([*SHORT,
+                                                                         *checkpointing]))
+        ternary = set(llama_pretrain.ternary_layers(model))
+        states = {name: (m.codes.clone(), m.scale.clone(), m.v.clone(), m.step)
+                  for name, m in model.named_modules() if m in ternary}
+        floats = {name: p.detach().clone() for name, p in model.named_parameters()
+                  if not name.endswith("update_trigger")}
+        _runs[checkpointing] = states, floats, record["points"][-1]["loss"]
+    return _runs[checkpointing]
 
 
 @needs_bible
@@ -138,13 +146,14 @@ def train_states(llama_pretrain, steps, *extra):
         "offset (the rows of its earlier uses in the pass)")),
 ], ids=["nonreentrant", "reentrant", "nonreentrant-loss-chunk"])
 def test_checkpointing_changes_no_bit(checkpointing):
+    checkpointing = tuple(checkpointing)
     llama_pretrain = example()
     import torch
-    steps = 3
-    plain, plain_floats, plain_loss = train_states(llama_pretrain, steps, "--checkpoint", "none")
-    ckpt, ckpt_floats, ckpt_loss = train_states(llama_pretrain, steps, *checkpointing)
+    steps = 2
+    plain, plain_floats, plain_loss = train_states(llama_pretrain, "--checkpoint", "none")
+    ckpt, ckpt_floats, ckpt_loss = train_states(llama_pretrain, *checkpointing)
     assert plain.keys() == ckpt.keys() and len(plain) == 15
-    args = llama_pretrain.parse_args(TINY)
+    args = llama_pretrain.parse_args(SHORT)
     args.amp_on = False
     initial = {name: m.codes for name, m in
                llama_pretrain.build_model(args, torch.device("cpu")).named_modules()
