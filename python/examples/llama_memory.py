@@ -22,13 +22,18 @@ What each part counts (B = bytes, GB = 10^9 bytes, GiB = 2^30 bytes):
   is the peak of the two phases; the casts are not added.
 - checkpointed activations: per-block checkpointing keeps each block's input, the residual
   stream in bf16 (2 B): layers x d_model x 2 B per token.
-- one block's recompute (an estimate): the tensors a recomputed block saves for its backward,
-  in bf16: RMSNorm inputs and outputs (4 of d_model), q, k, v before and after the rotary
-  rotation (2 (d + 2 d_kv)), the attention output (d_model), the MLP's gate, up, silu(gate) and
-  their product (4 d_ff), at 2 B each.
-- logits and loss (an estimate): per token and vocabulary entry, the bf16 logits (2 B), the
-  float32 log-softmax kept for the backward (4 B), its gradient (4 B) and the head's float32
-  grad_out held for the update (4 B): 14 B x vocab.
+- one block's recompute (an estimate of what llama_pretrain.py's block saves for its backward
+  on CUDA under bf16): each RMSNorm saves its float32 input and normalized output (8 d_model B);
+  the q/k/v input (2 d_model B, one tensor for the three); the attention's q, k and v (k and v
+  repeated to every query head) and output (8 d_model B); the o input (2 d_model B); the
+  gate/up input (2 d_model B); the MLP's gate, up, silu(gate) and their product (8 d_ff B):
+  30 d_model + 8 d_ff B per token.
+- logits and loss (an estimate): at the log-softmax backward, its float32 output, incoming
+  gradient and input gradient (4 B each): 12 B x vocab per token. (The head then holds a float32
+  grad_out, 4 B x vocab, until its update, after those are freed.)
+- activations = checkpointed + the larger of one block's recompute and the logits and loss
+  (the two do not coexist: the head updates before the last block's backward), + the ternary
+  model's sparse embedding gradient (float32 rows, 4 d_model B per token).
 
 Not counted: the CUDA context, torch's and Kokkos' caching, the update workspace (256 MiB on a
 GPU, transient) and the integer path's kept scratch (docs/MEMORY.md).
@@ -81,11 +86,9 @@ def ternary_bytes(weights, rows, layers):
 
 def per_token(p):
     """Activation bytes per token of the batch (all three models: same shapes, bf16)."""
-    d, head_dim = p["d_model"], p["d_model"] // p["heads"]
-    kv = p["kv_heads"] * head_dim
-    block = ACTIVATION_BYTES * (4 * d + 2 * (d + 2 * kv) + d + 4 * p["d_ff"])
-    return dict(checkpointed=p["layers"] * d * ACTIVATION_BYTES, block_recompute=block,
-                logits_and_loss=14 * p["vocab"],
+    d = p["d_model"]
+    return dict(checkpointed=p["layers"] * d * ACTIVATION_BYTES,
+                block_recompute=30 * d + 8 * p["d_ff"], logits_and_loss=12 * p["vocab"],
                 embedding_gradient=4 * d)  # the ternary model's sparse fp32 gradient rows
 
 
@@ -96,18 +99,18 @@ def model(name, batch=1, context=None):
     tokens = batch * (context or p["context"])
     params = c["projection_weights"] + c["embedding"] + c["head"] + c["norm_gains"]
     act = per_token(p)
-    activations = tokens * (act["checkpointed"] + act["block_recompute"]
-                            + act["logits_and_loss"])
+    activations = tokens * (act["checkpointed"] + max(act["block_recompute"],
+                                                      act["logits_and_loss"]))
     ternary = dict(
         projections=ternary_bytes(c["projection_weights"], c["projection_rows"],
                                   c["projection_layers"]),
         head=ternary_bytes(c["head"], c["head_rows"], 1),
-        embedding=4 * c["embedding"] + tokens * act["embedding_gradient"],
-        norm_gains=8 * c["norm_gains"])
+        embedding=4 * c["embedding"], norm_gains=8 * c["norm_gains"])
     return dict(preset=name, tokens=tokens, parameters=params, counts=c, per_token=act,
                 ternary_parts=ternary, ternary_state=sum(ternary.values()),
                 adamw_bf16_state=8 * params, adamw_amp_state=16 * params,
-                activations=activations)
+                activations=activations,
+                ternary_activations=activations + tokens * act["embedding_gradient"])
 
 
 def gb(n):
@@ -125,12 +128,13 @@ def table(names, batch, context):
         a = m["activations"]
         lines.append(f"| {name} | {m['parameters'] / 1e9:.3f} B | {gb(m['ternary_state'])} | "
                      f"{gb(m['adamw_bf16_state'])} | {gb(m['adamw_amp_state'])} | {gb(a)} | "
-                     f"{gb(m['ternary_state'] + a)} | {gb(m['adamw_bf16_state'] + a)} | "
+                     f"{gb(m['ternary_state'] + m['ternary_activations'])} | {gb(m['adamw_bf16_state'] + a)} | "
                      f"{gb(m['adamw_amp_state'] + a)} |")
     lines += ["", "Ternary model's parts (GB): projections (0.75 B/weight + 8 B/row + 8 B/layer), "
-              "head (the same), fp32 embedding + its sparse gradient, fp32 norm gains + gradients;",
+              "head (the same), fp32 embedding, fp32 norm gains + gradients;",
               "activations per token (kB = 10^3 B): checkpointed block inputs, one block's "
-              "recompute (estimate), logits and loss (estimate).", "",
+              "recompute (estimate), logits and loss (estimate); the ternary total also counts "
+              "the embedding's sparse float32 gradient (4 d_model B per token).", "",
               "| preset | projections | head | embedding | norm gains | checkpointed kB/token | "
               "block recompute kB/token | logits+loss kB/token |",
               "|---|---:|---:|---:|---:|---:|---:|---:|"]

@@ -80,7 +80,7 @@ from llama_memory import PRESETS  # noqa: E402
 
 BYTE_TOKEN_OFFSET = 3  # LLaMA's <0x00> is token 3 (after <unk>, <s>, </s>)
 OOM_EXIT_STATUS = 3
-OutOfMemory = getattr(torch.cuda, "OutOfMemoryError", RuntimeError)
+OutOfMemory = getattr(torch.cuda, "OutOfMemoryError", MemoryError)  # torch >= 1.13
 
 
 def parse_args(argv=None):
@@ -566,14 +566,16 @@ def train(args):
                 since = 0
                 synchronize(device)
                 mark = time.perf_counter()
-    except OutOfMemory as e:
-        if device.type != "cuda" or "out of memory" not in str(e).lower():
+    except RuntimeError as e:  # torch.cuda.OutOfMemoryError, or a failed Kokkos allocation
+        text = str(e).lower()
+        if not (isinstance(e, OutOfMemory) or "out of memory" in text
+                or "failed to allocate" in text):
             raise
         message = str(e).strip().splitlines()[0]
-        record["error"] = dict(kind="cuda out of memory", phase=phase, message=message,
+        record["error"] = dict(kind="out of memory", phase=phase, message=message,
                                **memory_fields(device))
-        say(f"error: CUDA out of memory while {phase}" if phase.startswith("building")
-            else f"error: CUDA out of memory at {phase}")
+        say(f"error: out of memory while {phase}" if phase.startswith("building")
+            else f"error: out of memory at {phase}")
         say(f"error: {message}")
         say("error: " + " ".join(f"{k}={v}" for k, v in memory_fields(device).items()))
         write_curve(args, record)

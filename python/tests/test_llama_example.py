@@ -171,3 +171,48 @@ def test_checkpointing_changes_no_bit(checkpointing):
     for name, p in plain_floats.items():
         assert p.numpy().tobytes() == ckpt_floats[name].numpy().tobytes(), f"{name} differs"
     assert plain_loss == ckpt_loss
+
+
+@needs_bible
+@pytest.mark.parametrize("baseline, bytes_per_parameter", [
+    ("adamw-bf16", 2 + 2 + 2),  # bf16 weight, bf16 moments (the gradient is freed after the step)
+    ("adamw-amp", 4 + 4 + 4),  # float32 master weight and moments
+])
+def test_baselines_hold_their_moments(baseline, bytes_per_parameter):
+    llama_pretrain = example()
+    args = llama_pretrain.parse_args([*TINY, "--batch", "2", "--context", "16", "--steps", "1",
+                                      "--log-every", "1", "--baseline", baseline])
+    model, record = llama_pretrain.train(args)
+    assert not llama_pretrain.ternary_layers(model)
+    params = sum(p.numel() for p in model.parameters())
+    assert params == llama_memory.model("tiny")["parameters"]
+    # ... plus AdamW's step count per parameter tensor (a scalar tensor: 4 or 8 B).
+    extra = record["points"][0]["state_bytes"] - bytes_per_parameter * params
+    assert 0 < extra <= 8 * len(list(model.parameters()))
+    assert record["final"]["loss"] < 11.0
+
+
+@needs_bible
+def test_out_of_memory_is_reported(tmp_path, monkeypatch, capsys):
+    llama_pretrain = example()
+    import torch
+    real_step = llama_pretrain.train_step
+    calls = []
+
+    def step_then_fail(*args):
+        calls.append(None)
+        if len(calls) == 2:
+            raise torch.cuda.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB")
+        return real_step(*args)
+
+    monkeypatch.setattr(llama_pretrain, "train_step", step_then_fail)
+    curve = tmp_path / "oom.json"
+    status = llama_pretrain.main([*TINY, "--batch", "2", "--context", "16", "--steps", "3",
+                                  "--log-every", "1", "--curve", str(curve)])
+    assert status == llama_pretrain.OOM_EXIT_STATUS != 0
+    out = capsys.readouterr().out
+    assert "error: out of memory at step 2" in out
+    assert "Tried to allocate 2.00 GiB" in out
+    record = json.loads(curve.read_text())
+    assert record["error"]["phase"] == "step 2" and record["final"] is None
+    assert [p["step"] for p in record["points"]] == [1]
