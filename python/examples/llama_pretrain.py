@@ -103,7 +103,9 @@ def parse_args(argv=None):
                    default="nonreentrant", help="per-block activation checkpointing")
     p.add_argument("--loss-chunk", type=int, default=0,
                    help="tokens per chunk of the head and loss (0: all at once)")
-    p.add_argument("--lr", type=float, default=0.01, help="the TernaryLinear layers' lr")
+    p.add_argument("--lr", type=float, default=0.64,
+                   help="the TernaryLinear layers' lr times their fan-in: a layer of n inputs "
+                        "gets lr / n (0.01 at 64 inputs, 1.6e-4 at 4096)")
     p.add_argument("--lr-scale", type=float, default=0.02, help="the TernaryLinear lr_scale")
     p.add_argument("--C", type=int, default=8, help="the TernaryLinear counter depth")
     p.add_argument("--sign-lr", type=float, default=3e-3,
@@ -330,7 +332,7 @@ def build_model(args, device, progress=None):
             made.append(None)
             number = args.seed * 10000 + len(made)
             gain = residual_gain if residual else 1.0
-            return TernaryLinear(n_in, n_out, C=args.C, lr=args.lr, lr_scale=args.lr_scale,
+            return TernaryLinear(n_in, n_out, C=args.C, lr=args.lr / n_in, lr_scale=args.lr_scale,
                                  precision="int8", seed=number, init_seed=number,
                                  init_scale=gain / math.sqrt(2.0 * n_in / 3.0), device=device)
 
@@ -543,7 +545,7 @@ def train(args):
             factor = lr_factor(step, args)
             optimizer.set_lr(factor, args)
             for layer in ternary_layers(model):
-                layer.lr = args.lr * factor
+                layer.lr = args.lr / layer.in_features * factor
             inputs, targets = window(train_tokens, starts[step], args.context)
             losses += train_step(model, optimizer, inputs.to(device), targets.to(device), args)
             since += 1
