@@ -128,7 +128,8 @@ def table(names, batch, context):
         a = m["activations"]
         lines.append(f"| {name} | {m['parameters'] / 1e9:.3f} B | {gb(m['ternary_state'])} | "
                      f"{gb(m['adamw_bf16_state'])} | {gb(m['adamw_amp_state'])} | {gb(a)} | "
-                     f"{gb(m['ternary_state'] + m['ternary_activations'])} | {gb(m['adamw_bf16_state'] + a)} | "
+                     f"{gb(m['ternary_state'] + m['ternary_activations'])} | "
+                     f"{gb(m['adamw_bf16_state'] + a)} | "
                      f"{gb(m['adamw_amp_state'] + a)} |")
     lines += ["", "Ternary model's parts (GB): projections (0.75 B/weight + 8 B/row + 8 B/layer), "
               "head (the same), fp32 embedding, fp32 norm gains + gradients;",

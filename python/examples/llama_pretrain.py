@@ -12,19 +12,19 @@ tiny (CI: seconds on two CPU cores); all have LLaMA's 32,000-entry vocabulary.
 
 Ternary model (the default): q, k, v, o, gate, up, down and the head are TernaryLinear with
 precision int8: 0.75 byte per weight + 8 bytes per row of training state, updated inside
-loss.backward(), no optimizer. The head is ternary because it is large: 32,000 x d_model
-weights (131 M at 7b), which AdamW would hold at 16 B each (2.1 GB at 7b, 43% of the 7b
-projections' ternary state) and a TernaryLinear at 0.75 B (0.1 GB). Each TernaryLinear's lr is
---lr / fan-in: an update moves a row's weights together, so a row's output moves with its
-fan-in, and one lr for every width does not train both the tiny and the wide presets (the 1b
-preset cut to one block, batch 4 x 32 on the CPU: a fixed lr of 0.003 blew the residual stream
-up to an RMS of about 2,000 within 15 steps and 0.001 diverged too, loss above 40 by step 30;
-0.64 / fan-in trains, as 0.01 does at the tiny preset's 64 inputs). The embedding is a float32 table trained by a stateless sign
-rule (w[token] -= lr * sign(grad) for the tokens of the batch, from a sparse gradient): 4 B per
-weight and no optimizer state. A ternary embedding would be a TernaryLinear over one-hot rows,
-a [tokens, 32000] x [32000, d] product per step for what is a row lookup; the lookup costs
-nothing and the table is 0.5 GB at 7b. The RMSNorm gains take the same sign rule (no
-state).
+loss.backward(), no optimizer. The head is ternary because it is large: 32,000 x d_model weights
+(131 M at 7b), which AdamW would hold at 16 B each (2.1 GB at 7b, 43% of the 7b projections'
+ternary state) and a TernaryLinear at 0.75 B (0.1 GB). Each TernaryLinear's lr is --lr / fan-in:
+an update moves a row's weights together, so a row's output moves with its fan-in, and one lr
+for every width does not train both the tiny and the wide presets (the 1b preset cut to one
+block, batch 4 x 32 on the CPU: a fixed lr of 0.003 blew the residual stream up to an RMS of
+about 2,000 within 15 steps and 0.001 diverged too, loss above 40 by step 30; 0.64 / fan-in
+trains, as 0.01 does at the tiny preset's 64 inputs). The embedding is a float32 table trained
+by a stateless sign rule (w[token] -= lr * sign(grad) for the tokens of the batch, from a sparse
+gradient): 4 B per weight and no optimizer state. A ternary embedding would be a TernaryLinear
+over one-hot rows, a [tokens, 32000] x [32000, d] product per step for what is a row lookup; the
+lookup costs nothing and the table is 0.5 GB at 7b. The RMSNorm gains take the same sign rule
+(no state).
 
 Baselines (the same model with nn.Linear projections and head, the same data and
 checkpointing): --baseline adamw-bf16 holds every parameter in bfloat16 and steps
@@ -537,7 +537,7 @@ def train(args):
         say(f"model built in {time.perf_counter() - started:.1f} s: "
             f"{sum(p.numel() for p in float_parameters(model)) / 1e6:.1f} M float parameters, "
             f"{sum(m.in_features * m.out_features for m in ternary_layers(model)) / 1e6:.1f} M "
-            f"ternary weights" + (f", fused AdamW" if getattr(optimizer, "fused", False) else ""))
+            f"ternary weights" + (", fused AdamW" if getattr(optimizer, "fused", False) else ""))
         if device.type == "cuda":
             torch.cuda.reset_peak_memory_stats(device)
         losses, since = torch.zeros((), device=device), 0
@@ -555,6 +555,9 @@ def train(args):
             losses += train_step(model, optimizer, inputs.to(device), targets.to(device), args)
             since += 1
             done = step + 1
+            if done == 1 and args.log_every > 1:  # progress before the first line
+                synchronize(device)
+                say(f"  first step done in {time.perf_counter() - mark:.1f} s")
             if done % args.log_every == 0 or done == args.steps:
                 synchronize(device)
                 elapsed = time.perf_counter() - mark
