@@ -22,12 +22,15 @@ What each part counts (B = bytes, GB = 10^9 bytes, GiB = 2^30 bytes):
   is the peak of the two phases; the casts are not added.
 - checkpointed activations: per-block checkpointing keeps each block's input, the residual
   stream in bf16 (2 B): layers x d_model x 2 B per token.
-- one block's recompute (an estimate of what llama_pretrain.py's block saves for its backward
-  on CUDA under bf16): each RMSNorm saves its float32 input and normalized output (8 d_model B);
-  the q/k/v input (2 d_model B, one tensor for the three); the attention's q, k and v (k and v
+- one block's recompute: the tensors llama_pretrain.py's block saves for its backward under
+  bf16 autocast, with an attention kernel that keeps q, k, v and its output (as
+  scaled_dot_product_attention's fused kernels do, less their per-row statistics): each RMSNorm
+  keeps its float32 input, its normalized output and the inverse RMS (8 d_model + 4 B); the
+  q/k/v input (2 d_model B, one tensor for the three); the attention's q, k and v (k and v
   repeated to every query head) and output (8 d_model B); the o input (2 d_model B); the
   gate/up input (2 d_model B); the MLP's gate, up, silu(gate) and their product (8 d_ff B):
-  30 d_model + 8 d_ff B per token.
+  30 d_model + 8 d_ff + 8 B per token (python/tests/test_llama_example.py counts them on the
+  tiny preset). Not per token: the rotary tables' bf16 casts, 2 head_dim x 2 B per position.
 - logits and loss (an estimate): at the log-softmax backward, its float32 output, incoming
   gradient and input gradient (4 B each): 12 B x vocab per token. (The head then holds a float32
   grad_out, 4 B x vocab, until its update, after those are freed.)
@@ -88,7 +91,7 @@ def per_token(p):
     """Activation bytes per token of the batch (all three models: same shapes, bf16)."""
     d = p["d_model"]
     return dict(checkpointed=p["layers"] * d * ACTIVATION_BYTES,
-                block_recompute=30 * d + 8 * p["d_ff"], logits_and_loss=12 * p["vocab"],
+                block_recompute=30 * d + 8 * p["d_ff"] + 8, logits_and_loss=12 * p["vocab"],
                 embedding_gradient=4 * d)  # the ternary model's sparse fp32 gradient rows
 
 

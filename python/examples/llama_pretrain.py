@@ -205,7 +205,10 @@ class RMSNorm(nn.Module):
     def forward(self, x):
         out = autocast_dtype(x.device.type) or x.dtype
         xf = x.float()
-        y = xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + self.eps)
+        # (xf * xf).sum / d, not xf.pow(2).mean: the backward then keeps xf and y only (torch
+        # 1.13's mean keeps its input, a third float32 copy of the activations).
+        mean_square = (xf * xf).sum(-1, keepdim=True) * (1.0 / x.shape[-1])
+        y = xf * torch.rsqrt(mean_square + self.eps)
         return (y * self.weight.float()).to(out)
 
 
@@ -220,7 +223,7 @@ def rotary_tables(head_dim, context, device, base=10000.0):
 def rotate(x, cos, sin):
     half = x.shape[-1] // 2
     turned = torch.cat([-x[..., half:], x[..., :half]], dim=-1)
-    return x * cos.to(x.dtype) + turned * sin.to(x.dtype)
+    return x * cos + turned * sin
 
 
 def attention(q, k, v):
@@ -251,7 +254,8 @@ class Block(nn.Module):
         q = self.q(h).view(b, t, self.heads, self.head_dim).transpose(1, 2)
         k = self.k(h).view(b, t, self.kv_heads, self.head_dim).transpose(1, 2)
         v = self.v(h).view(b, t, self.kv_heads, self.head_dim).transpose(1, 2)
-        q, k = rotate(q, cos[:t], sin[:t]), rotate(k, cos[:t], sin[:t])
+        cos, sin = cos[:t].to(q.dtype), sin[:t].to(q.dtype)
+        q, k = rotate(q, cos, sin), rotate(k, cos, sin)
         if self.kv_heads != self.heads:  # grouped-query: each kv head serves a group
             group = self.heads // self.kv_heads
             k, v = k.repeat_interleave(group, dim=1), v.repeat_interleave(group, dim=1)
