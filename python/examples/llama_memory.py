@@ -1,0 +1,166 @@
+#!/usr/bin/env python3
+"""Training memory of llama_pretrain.py's models, computed from the preset shapes alone (no
+torch, nothing measured): the ternary model (TernaryLinear projections and head, an fp32
+embedding and fp32 norm gains trained by a stateless sign rule) against the same model trained
+by AdamW in pure BF16 and by AdamW under BF16 autocast (AMP).
+
+    python3 python/examples/llama_memory.py                 # every preset, batch 1 x its context
+    python3 python/examples/llama_memory.py --preset 7b --batch 4 --context 2048
+
+What each part counts (B = bytes, GB = 10^9 bytes, GiB = 2^30 bytes):
+
+- ternary state: every TernaryLinear holds 0.75 B per weight (packed 6-bit codes), 8 B per
+  output row (float32 scale and RMS moment v) and an 8 B int64 step count; no optimizer state.
+- embedding (ternary model): float32 weights, 4 B per weight; its gradient is sparse (one row
+  per token of the batch, counted with the activations) and the sign rule keeps no state.
+- norm gains (ternary model): float32, 4 B + 4 B gradient per gain, no state.
+- pure-BF16 AdamW: bf16 weight 2 + bf16 gradient 2 + bf16 first moment 2 + bf16 second moment 2
+  = 8 B per parameter (every parameter: projections, embedding, head, norm gains).
+- AMP AdamW: float32 weight (the master copy) 4 + float32 gradient 4 + float32 moments 4 + 4 =
+  16 B per parameter. Autocast also keeps a bf16 cast of every matrix (2 B per weight) while the
+  forward runs, before the gradients exist (zero_grad(set_to_none=True)), so 16 B per parameter
+  is the peak of the two phases; the casts are not added.
+- checkpointed activations: per-block checkpointing keeps each block's input, the residual
+  stream in bf16 (2 B): layers x d_model x 2 B per token.
+- one block's recompute: the tensors llama_pretrain.py's block saves for its backward under
+  bf16 autocast, with an attention kernel that keeps q, k, v and its output (as
+  scaled_dot_product_attention's fused kernels do, less their per-row statistics): each RMSNorm
+  keeps its float32 input, its normalized output and the inverse RMS (8 d_model + 4 B); the
+  q/k/v input (2 d_model B, one tensor for the three); the attention's q, k and v (k and v
+  repeated to every query head) and output (8 d_model B); the o input (2 d_model B); the
+  gate/up input (2 d_model B); the MLP's gate, up, silu(gate) and their product (8 d_ff B):
+  30 d_model + 8 d_ff + 8 B per token (python/tests/test_llama_example.py counts them on the
+  tiny preset). Not per token: the rotary tables' bf16 casts, 2 head_dim x 2 B per position.
+- logits and loss (an estimate): at the log-softmax backward, its float32 output, incoming
+  gradient and input gradient (4 B each): 12 B x vocab per token. (The head then holds a float32
+  grad_out, 4 B x vocab, until its update, after those are freed.)
+- activations = checkpointed + the larger of one block's recompute and the logits and loss
+  (the two do not coexist: the head updates before the last block's backward), + the ternary
+  model's sparse embedding gradient (float32 rows, 4 d_model B per token).
+
+Not counted: the CUDA context, torch's and Kokkos' caching, the update workspace (256 MiB on a
+GPU, transient) and the integer path's kept scratch (docs/MEMORY.md).
+"""
+
+import argparse
+
+# Each preset: layers, d_model, query heads, key/value heads, MLP width, vocabulary, context.
+PRESETS = {
+    "70b": dict(layers=80, d_model=8192, heads=64, kv_heads=8, d_ff=28672, vocab=32000,
+                context=4096),
+    "7b": dict(layers=32, d_model=4096, heads=32, kv_heads=32, d_ff=11008, vocab=32000,
+               context=2048),
+    # TinyLlama-1.1B's shape: 22 layers, d 2048, 32 query / 4 key-value heads, MLP 5632.
+    "1b": dict(layers=22, d_model=2048, heads=32, kv_heads=4, d_ff=5632, vocab=32000,
+               context=2048),
+    # For CI: seconds on two CPU cores (the vocabulary keeps its real size).
+    "tiny": dict(layers=2, d_model=64, heads=4, kv_heads=2, d_ff=176, vocab=32000, context=64),
+}
+
+TERNARY_BYTES_PER_WEIGHT = 0.75
+TERNARY_BYTES_PER_ROW = 8  # float32 scale + float32 v
+TERNARY_BYTES_PER_LAYER = 8  # the int64 step count
+ACTIVATION_BYTES = 2  # bf16
+
+
+def projection_shapes(p):
+    """(in, out) of one block's seven projections: q, k, v, o, gate, up, down."""
+    d, head_dim = p["d_model"], p["d_model"] // p["heads"]
+    kv = p["kv_heads"] * head_dim
+    return [(d, d), (d, kv), (d, kv), (d, d), (d, p["d_ff"]), (d, p["d_ff"]), (p["d_ff"], d)]
+
+
+def counts(p):
+    """Parameter counts of the preset's parts."""
+    shapes = projection_shapes(p)
+    block_weights = sum(i * o for i, o in shapes)
+    block_rows = sum(o for _, o in shapes)
+    return dict(projection_weights=p["layers"] * block_weights,
+                projection_rows=p["layers"] * block_rows,
+                projection_layers=p["layers"] * len(shapes),
+                embedding=p["vocab"] * p["d_model"], head=p["vocab"] * p["d_model"],
+                head_rows=p["vocab"], norm_gains=(2 * p["layers"] + 1) * p["d_model"])
+
+
+def ternary_bytes(weights, rows, layers):
+    return weights * TERNARY_BYTES_PER_WEIGHT + rows * TERNARY_BYTES_PER_ROW \
+        + layers * TERNARY_BYTES_PER_LAYER
+
+
+def per_token(p):
+    """Activation bytes per token of the batch (all three models: same shapes, bf16)."""
+    d = p["d_model"]
+    return dict(checkpointed=p["layers"] * d * ACTIVATION_BYTES,
+                block_recompute=30 * d + 8 * p["d_ff"] + 8, logits_and_loss=12 * p["vocab"],
+                embedding_gradient=4 * d)  # the ternary model's sparse fp32 gradient rows
+
+
+def model(name, batch=1, context=None):
+    """Every part in bytes for the preset at batch x context tokens."""
+    p = PRESETS[name]
+    c = counts(p)
+    tokens = batch * (context or p["context"])
+    params = c["projection_weights"] + c["embedding"] + c["head"] + c["norm_gains"]
+    act = per_token(p)
+    activations = tokens * (act["checkpointed"] + max(act["block_recompute"],
+                                                      act["logits_and_loss"]))
+    ternary = dict(
+        projections=ternary_bytes(c["projection_weights"], c["projection_rows"],
+                                  c["projection_layers"]),
+        head=ternary_bytes(c["head"], c["head_rows"], 1),
+        embedding=4 * c["embedding"], norm_gains=8 * c["norm_gains"])
+    return dict(preset=name, tokens=tokens, parameters=params, counts=c, per_token=act,
+                ternary_parts=ternary, ternary_state=sum(ternary.values()),
+                adamw_bf16_state=8 * params, adamw_amp_state=16 * params,
+                activations=activations,
+                ternary_activations=activations + tokens * act["embedding_gradient"])
+
+
+def gb(n):
+    return f"{n / 1e9:8.2f}"
+
+
+def table(names, batch, context):
+    lines = ["Computed from the preset shapes (not measured); GB = 10^9 bytes; batch "
+             f"{batch} x context {'(preset)' if context is None else context}.", ""]
+    head = ("| preset | parameters | ternary state GB | pure-BF16 AdamW GB | AMP AdamW GB | "
+            "activations GB | ternary total GB | BF16 AdamW total GB | AMP AdamW total GB |")
+    lines += [head, "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for name in names:
+        m = model(name, batch, context)
+        a = m["activations"]
+        lines.append(f"| {name} | {m['parameters'] / 1e9:.3f} B | {gb(m['ternary_state'])} | "
+                     f"{gb(m['adamw_bf16_state'])} | {gb(m['adamw_amp_state'])} | {gb(a)} | "
+                     f"{gb(m['ternary_state'] + m['ternary_activations'])} | "
+                     f"{gb(m['adamw_bf16_state'] + a)} | "
+                     f"{gb(m['adamw_amp_state'] + a)} |")
+    lines += ["", "Ternary model's parts (GB): projections (0.75 B/weight + 8 B/row + 8 B/layer), "
+              "head (the same), fp32 embedding, fp32 norm gains + gradients;",
+              "activations per token (kB = 10^3 B): checkpointed block inputs, one block's "
+              "recompute (estimate), logits and loss (estimate); the ternary total also counts "
+              "the embedding's sparse float32 gradient (4 d_model B per token).", "",
+              "| preset | projections | head | embedding | norm gains | checkpointed kB/token | "
+              "block recompute kB/token | logits+loss kB/token |",
+              "|---|---:|---:|---:|---:|---:|---:|---:|"]
+    for name in names:
+        m = model(name, batch, context)
+        t, act = m["ternary_parts"], m["per_token"]
+        lines.append(f"| {name} | {gb(t['projections'])} | {gb(t['head'])} | "
+                     f"{gb(t['embedding'])} | {gb(t['norm_gains'])} | "
+                     f"{act['checkpointed'] / 1e3:.1f} | {act['block_recompute'] / 1e3:.1f} | "
+                     f"{act['logits_and_loss'] / 1e3:.1f} |")
+    return "\n".join(lines)
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--preset", choices=list(PRESETS), action="append",
+                   help="one preset (repeatable; default: all)")
+    p.add_argument("--batch", type=int, default=1)
+    p.add_argument("--context", type=int, default=None, help="default: the preset's")
+    args = p.parse_args(argv)
+    print(table(args.preset or list(PRESETS), args.batch, args.context))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,297 @@
+"""python/examples/llama_pretrain.py and llama_memory.py: the tiny preset trains on the CPU and
+its loss falls; per-block checkpointing leaves every ternary layer's state bit for bit as it is
+without checkpointing (one update per backward); the baselines hold their AdamW moments in the
+parameters' dtype; an out-of-memory error is reported and ends the run with status 3; the memory
+model's 7b figures match a hand computation, and its tiny figures the model's own buffers and
+what a block saves for its backward."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+EXAMPLES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples")
+sys.path.insert(0, EXAMPLES)
+
+import llama_memory  # noqa: E402  (no torch)
+
+
+def has_bible():
+    try:
+        subprocess.run(["bible", "-f", "Gen1:1"], capture_output=True, check=True)
+        return True
+    except (OSError, subprocess.CalledProcessError):
+        return False
+
+
+needs_bible = pytest.mark.skipif(not has_bible(),
+                                 reason="no `bible` command (Debian: bible-kjv): the example "
+                                        "trains on its King James text")
+
+# The CI configuration: the tiny preset (2 blocks, d_model 64, vocabulary 32,000), short windows.
+TINY = ["--preset", "tiny", "--device", "cpu", "--context", "32", "--batch", "8",
+        "--limit-bytes", "400000"]
+
+
+def test_memory_model_7b_by_hand():
+    m = llama_memory.model("7b", batch=1, context=2048)
+    # One block: q, k, v, o are 4096 x 4096 (32 kv heads of 128), gate, up, down 4096 x 11008.
+    block_weights = 4 * 4096 * 4096 + 3 * 4096 * 11008  # 202,375,168
+    block_rows = 4 * 4096 + 2 * 11008 + 4096  # 42,496
+    weights, rows = 32 * block_weights, 32 * block_rows
+    assert weights == 6_476_005_376
+    # 0.75 B per weight + 8 B per row (scale, v) + 8 B per layer (the int64 step count).
+    assert m["ternary_parts"]["projections"] == weights * 3 // 4 + rows * 8 + 32 * 7 * 8
+    assert m["ternary_parts"]["projections"] == 4_867_884_800
+    # Every parameter: the projections, embedding and head (32,000 x 4096 each), 65 norm gains
+    # vectors; AMP AdamW holds 16 B of each, pure-BF16 AdamW 8 B.
+    params = weights + 2 * 32000 * 4096 + 65 * 4096
+    assert m["parameters"] == params == 6_738_415_616
+    assert m["adamw_amp_state"] == 16 * params
+    assert m["adamw_bf16_state"] == 8 * params
+    # Checkpointed activations: each of the 32 blocks' bf16 input, 4096 x 2 B per token.
+    assert m["per_token"]["checkpointed"] == 32 * 4096 * 2 == 262_144
+
+
+def test_memory_table_prints_every_preset():
+    result = subprocess.run([sys.executable, os.path.join(EXAMPLES, "llama_memory.py")],
+                            capture_output=True, text=True, check=True, timeout=60)
+    assert "not measured" in result.stdout
+    for name in llama_memory.PRESETS:
+        assert f"| {name} |" in result.stdout
+
+
+# -- with torch and the package --
+
+def example():
+    pytest.importorskip("torch", reason="PyTorch is not installed (Debian: python3-torch)")
+    pytest.importorskip("ternarycounter.torch", reason="the ternarycounter package is not built")
+    import llama_pretrain
+    return llama_pretrain
+
+
+def test_memory_model_counts_the_tiny_models_buffers():
+    llama_pretrain = example()
+    import torch
+    args = llama_pretrain.parse_args(["--preset", "tiny"])
+    args.amp_on = False
+    model = llama_pretrain.build_model(args, torch.device("cpu"))
+    layers = llama_pretrain.ternary_layers(model)
+    assert len(layers) == 2 * 7 + 1
+    held = sum(t.numel() * t.element_size() for m in layers
+               for t in (m.codes, m.scale, m.v, m.steps))
+    parts = llama_memory.model("tiny")["ternary_parts"]
+    assert held == parts["projections"] + parts["head"]
+    assert model.embed.weight.numel() * 4 == 32000 * 64 * 4
+    assert all(m.precision == "int8" for m in layers)
+
+
+@needs_bible
+def test_tiny_preset_loss_falls(tmp_path):
+    example()
+    curve = tmp_path / "tiny.json"
+    env = dict(os.environ, OMP_PROC_BIND="false")
+    result = subprocess.run(
+        [sys.executable, os.path.join(EXAMPLES, "llama_pretrain.py"), *TINY, "--steps", "40",
+         "--log-every", "20", "--curve", str(curve)],
+        capture_output=True, text=True, env=env, check=False, timeout=300)
+    assert result.returncode == 0, result.stdout + result.stderr
+    lines = result.stdout.splitlines()
+    assert sum(line.startswith("step=") for line in lines) == 2
+    assert lines[-1].startswith("final: label=ternary-int8 steps=40 ")
+    record = json.loads(curve.read_text())
+    points = record["points"]
+    assert [p["step"] for p in points] == [20, 40]
+    assert record["error"] is None and record["final"]["steps"] == 40
+    assert all(p["rss_gib"] > 0 and p["peak_rss_gib"] >= p["rss_gib"] for p in points)
+    # Uniform over 32,000 tokens is ln 32000 = 10.37 nats. Measured with torch 1.13 on 2 CPU
+    # cores, seeds 1, 2, 3: mean loss 6.26, 6.29, 6.36 over steps 1-20 and 2.82, 2.89, 2.89 over
+    # steps 21-40. The bounds leave a margin for other builds' rounding.
+    assert points[0]["loss"] < 7.5
+    assert points[-1]["loss"] < 3.2
+    assert points[-1]["loss"] < points[0]["loss"] - 2.5
+
+
+CHUNKED_INT8_REASON = (
+    "int8 backward_input rounds grad_out stochastically on a stream indexed by the sample's row "
+    "within the call (SPEC §6: elem = m * out + o), so a layer called on chunks restarts at m = 0 "
+    "in every chunk and its grad_x differs from one call over the whole batch; the C++ "
+    "ProductOptions::sample_offset exists, but the extension's tensor_backward_input does not "
+    "take it and TernaryLinear does not pass each use's offset (the rows of its earlier uses in "
+    "the pass)")
+
+
+def chunked_int8_layer():
+    """(grad_x of one call over 40 samples, grad_x of two calls over 16 + 24, the layers)."""
+    example()
+    import torch
+    from ternarycounter.torch import TernaryLinear
+    g = torch.Generator().manual_seed(3)
+    x, grad_y = torch.randn(40, 64, generator=g), torch.randn(40, 96, generator=g)
+    whole, parts = (TernaryLinear(64, 96, precision="int8", init_seed=3, seed=5)
+                    for _ in range(2))
+    xa, xb = x.clone().requires_grad_(), x.clone().requires_grad_()
+    whole(xa).backward(grad_y)
+    torch.cat([parts(xb[:16]), parts(xb[16:])]).backward(grad_y)
+    return xa.grad, xb.grad, whole, parts
+
+
+def test_int8_layer_in_chunks_updates_as_one_call():
+    import torch
+    whole_grad, parts_grad, whole, parts = chunked_int8_layer()
+    assert whole.step == parts.step == 1  # one update from both uses
+    assert torch.equal(whole.codes, parts.codes)
+    assert whole.scale.numpy().tobytes() == parts.scale.numpy().tobytes()
+    assert whole.v.numpy().tobytes() == parts.v.numpy().tobytes()
+    assert torch.equal(whole_grad[:16], parts_grad[:16])  # the first chunk starts at m = 0
+
+
+@pytest.mark.xfail(strict=True, reason=CHUNKED_INT8_REASON)
+def test_int8_layer_in_chunks_input_gradient():
+    import torch
+    whole_grad, parts_grad, _, _ = chunked_int8_layer()
+    assert torch.equal(whole_grad[16:], parts_grad[16:])
+
+
+# Short runs for the bit comparisons: 2 steps of 4 windows of 32 tokens.
+SHORT = [*TINY, "--batch", "4", "--steps", "2", "--log-every", "2"]
+_runs = {}
+
+
+def train_states(llama_pretrain, *checkpointing):
+    """(ternary states, float parameters, logged loss) after SHORT's steps (cached)."""
+    if checkpointing not in _runs:
+        model, record = llama_pretrain.train(llama_pretrain.parse_args([*SHORT,
+                                                                         *checkpointing]))
+        ternary = set(llama_pretrain.ternary_layers(model))
+        states = {name: (m.codes.clone(), m.scale.clone(), m.v.clone(), m.step)
+                  for name, m in model.named_modules() if m in ternary}
+        floats = {name: p.detach().clone() for name, p in model.named_parameters()
+                  if not name.endswith("update_trigger")}
+        _runs[checkpointing] = states, floats, record["points"][-1]["loss"]
+    return _runs[checkpointing]
+
+
+@needs_bible
+@pytest.mark.parametrize("checkpointing", [
+    ["--checkpoint", "nonreentrant"],
+    ["--checkpoint", "reentrant"],
+    # The head and loss in chunks of 100 tokens: the head gets one update from its three uses,
+    # but its input gradient is not the unchunked one's (the reason below).
+    pytest.param(["--checkpoint", "nonreentrant", "--loss-chunk", "100"], marks=pytest.mark.xfail(
+        strict=True, reason=CHUNKED_INT8_REASON)),
+], ids=["nonreentrant", "reentrant", "nonreentrant-loss-chunk"])
+def test_checkpointing_changes_no_bit(checkpointing):
+    checkpointing = tuple(checkpointing)
+    llama_pretrain = example()
+    import torch
+    steps = 2
+    plain, plain_floats, plain_loss = train_states(llama_pretrain, "--checkpoint", "none")
+    ckpt, ckpt_floats, ckpt_loss = train_states(llama_pretrain, *checkpointing)
+    assert plain.keys() == ckpt.keys() and len(plain) == 15
+    args = llama_pretrain.parse_args(SHORT)
+    args.amp_on = False
+    initial = {name: m.codes for name, m in
+               llama_pretrain.build_model(args, torch.device("cpu")).named_modules()
+               if name in plain}
+    for name, (codes, scale, v, step) in plain.items():
+        c_codes, c_scale, c_v, c_step = ckpt[name]
+        # Exactly one update per backward, with or without checkpointing.
+        assert step == c_step == steps, name
+        # The updates did something (else equality would prove nothing).
+        assert bool((v > 0).any()), f"{name}: v is still 0"
+        assert not torch.equal(codes, initial[name]), f"{name}: codes never changed"
+        assert torch.equal(codes, c_codes), f"{name}: codes differ"
+        assert scale.numpy().tobytes() == c_scale.numpy().tobytes(), f"{name}: scale differs"
+        assert v.numpy().tobytes() == c_v.numpy().tobytes(), f"{name}: v differs"
+    for name, p in plain_floats.items():
+        assert p.numpy().tobytes() == ckpt_floats[name].numpy().tobytes(), f"{name} differs"
+    assert plain_loss == ckpt_loss
+
+
+@needs_bible
+@pytest.mark.parametrize("baseline, bytes_per_parameter", [
+    ("adamw-bf16", 2 + 2 + 2),  # bf16 weight, bf16 moments (the gradient is freed after the step)
+    ("adamw-amp", 4 + 4 + 4),  # float32 master weight and moments
+])
+def test_baselines_hold_their_moments(baseline, bytes_per_parameter):
+    llama_pretrain = example()
+    args = llama_pretrain.parse_args([*TINY, "--batch", "2", "--context", "16", "--steps", "1",
+                                      "--log-every", "1", "--baseline", baseline])
+    model, record = llama_pretrain.train(args)
+    assert not llama_pretrain.ternary_layers(model)
+    params = sum(p.numel() for p in model.parameters())
+    assert params == llama_memory.model("tiny")["parameters"]
+    # ... plus AdamW's step count per parameter tensor (a scalar tensor: 4 or 8 B).
+    extra = record["points"][0]["state_bytes"] - bytes_per_parameter * params
+    assert 0 < extra <= 8 * len(list(model.parameters()))
+    assert record["final"]["loss"] < 11.0
+
+
+@needs_bible
+def test_out_of_memory_is_reported(tmp_path, monkeypatch, capsys):
+    llama_pretrain = example()
+    import torch
+    real_step = llama_pretrain.train_step
+    calls = []
+
+    def step_then_fail(*args):
+        calls.append(None)
+        if len(calls) == 2:
+            raise torch.cuda.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB")
+        return real_step(*args)
+
+    monkeypatch.setattr(llama_pretrain, "train_step", step_then_fail)
+    curve = tmp_path / "oom.json"
+    status = llama_pretrain.main([*TINY, "--batch", "2", "--context", "16", "--steps", "3",
+                                  "--log-every", "1", "--curve", str(curve)])
+    assert status == llama_pretrain.OOM_EXIT_STATUS != 0
+    out = capsys.readouterr().out
+    assert "error: out of memory at step 2" in out
+    assert "Tried to allocate 2.00 GiB" in out
+    record = json.loads(curve.read_text())
+    assert record["error"]["phase"] == "step 2" and record["final"] is None
+    assert [p["step"] for p in record["points"]] == [1]
+
+
+def test_memory_model_counts_what_a_block_saves(monkeypatch):
+    """One tiny block under bf16 autocast, with an attention that keeps q, k, v and its output
+    as the fused kernels do: the bytes it saves for its backward per token are the memory
+    model's block_recompute."""
+    llama_pretrain = example()
+    import torch
+    from torch.autograd.graph import saved_tensors_hooks
+    attention = llama_pretrain.attention
+
+    class KeepsInputsAndOutput(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, q, k, v):
+            out = attention(q, k, v)
+            ctx.save_for_backward(q, k, v, out)
+            return out
+
+    args = llama_pretrain.parse_args(["--preset", "tiny", "--context", "16"])
+    args.amp_on = True
+    model = llama_pretrain.build_model(args, torch.device("cpu"))
+    monkeypatch.setattr(llama_pretrain, "attention", KeepsInputsAndOutput.apply)
+    b, t, d = 2, 16, 64
+    x = torch.randn(b, t, d, dtype=torch.bfloat16, requires_grad=True)
+    saved = {}
+
+    def pack(tensor):
+        # Per-token tensors only ([b, ...] or [b t, ...]); the rotary tables' casts ([t, hd]),
+        # parameters and the grouped heads' int64 index are not per token.
+        if tensor.dim() and tensor.shape[0] in (b, b * t) and tensor.dtype != torch.int64:
+            storage = tensor.untyped_storage() if hasattr(tensor, "untyped_storage") \
+                else tensor.storage()
+            saved[storage.data_ptr()] = storage.nbytes()
+        return tensor
+
+    with saved_tensors_hooks(pack, lambda tensor: tensor), \
+            torch.autocast("cpu", dtype=torch.bfloat16):
+        model.blocks[0](x, model.cos, model.sin)
+    parameters = {p.data_ptr() for p in model.parameters()}
+    per_token = sum(n for ptr, n in saved.items() if ptr not in parameters) / (b * t)
+    assert per_token == llama_memory.per_token(llama_memory.PRESETS["tiny"])["block_recompute"]
