@@ -2,7 +2,8 @@
 TernaryLinear layers join the process group by themselves, so 2 and 3 processes, each with its
 block of the global batch and models built from different torch seeds, end with the codes,
 scales and v of one process on the global batch, bit for bit; with a TernaryOptimizer, each
-process's micro-batches make one collective update per step(). Skipped where PyTorch or its
+process's micro-batches make one collective update per step() (the global batch: the rounds
+of micro-batches in order, each in rank order). Skipped where PyTorch or its
 Gloo backend is missing."""
 
 import os
@@ -37,15 +38,30 @@ def block(rank, size):
     return GLOBAL_BATCH * rank // size, GLOBAL_BATCH * (rank + 1) // size
 
 
-def train(model, optimizer=None, rank=0, size=1):
-    """STEPS steps on this process's block; with an optimizer, the block in two micro-batches
-    and one step(). The loss is the per-sample sum over the global batch size."""
+def micro_batches(rank, size, micro):
+    """This process's samples of the global batch: its block, in two micro-batches (index
+    tensors) with micro."""
+    first, last = block(rank, size)
+    cuts = [first, (first + last) // 2, last] if micro else [first, last]
+    return [torch.arange(a, b) for a, b in zip(cuts, cuts[1:])]
+
+
+def one_process_order(size, micro):
+    """The global batch as one process sees it: the rounds of micro-batches in order, each
+    round the processes' micro-batches in rank order."""
+    parts = [micro_batches(r, size, micro) for r in range(size)]
+    return torch.cat([parts[r][k] for k in range(len(parts[0])) for r in range(size)])
+
+
+def train(model, optimizer=None, rank=0, size=1, order=None):
+    """STEPS steps on this process's micro-batches, with one step() after them (optimizer),
+    or on the samples `order` in one backward. The loss is the per-sample sum over the global
+    batch size."""
     for step in range(STEPS):
         x, labels = global_batch(step)
-        first, last = block(rank, size)
-        cuts = [first, last] if optimizer is None else [first, (first + last) // 2, last]
-        for a, b in zip(cuts, cuts[1:]):
-            loss = torch.nn.functional.cross_entropy(model(x[a:b]), labels[a:b],
+        parts = [order] if order is not None else micro_batches(rank, size, optimizer is not None)
+        for rows in parts:
+            loss = torch.nn.functional.cross_entropy(model(x[rows]), labels[rows],
                                                      reduction="sum") / GLOBAL_BATCH
             loss.backward()
         if optimizer is not None:
@@ -68,12 +84,12 @@ def worker(rank, size, init_file, out_dir, precision, micro):
     dist.destroy_process_group()
 
 
-@pytest.mark.parametrize("precision, micro", [("fp32", False), ("int8", False), ("int8", True)])
+@pytest.mark.parametrize("precision, micro", [("fp32", False), ("int8", False), ("fp32", True),
+                                              ("int8", True)])
 @pytest.mark.parametrize("size", [2, 3])
 def test_ddp_trains_as_one_process(size, precision, micro):
-    from ternarycounter.torch import TernaryOptimizer
     reference = make_model(precision, torch_seed=0)
-    expected = train(reference, TernaryOptimizer(reference) if micro else None)
+    expected = train(reference, order=one_process_order(size, micro))
     with tempfile.TemporaryDirectory() as tmp:
         mp.spawn(worker, args=(size, os.path.join(tmp, "init"), tmp, precision, micro),
                  nprocs=size)
