@@ -18,8 +18,11 @@ graph has computed its input gradient. So:
   forward order, as one ``update_from_io`` over the concatenated batch);
 - ``torch.autograd.grad(y, x)`` (input gradients only), ``requires_grad_(False)``, ``eval()``
   and ``torch.no_grad()`` never change the state;
-- ``accumulate=True`` keeps each backward's (x, grad_out) instead, and ``step_accumulated()``
-  applies one update from all of them: bit for bit one step over the whole batch.
+- ``accumulate=True``, or a ``TernaryOptimizer`` that controls the layer, keeps each backward's
+  (x, grad_out) instead, and ``step_accumulated()`` (``TernaryOptimizer.step()``) applies one
+  update from all of them: bit for bit one step over the whole batch;
+- under ``torch.distributed`` with several processes, a training layer joins the process group
+  for its updates (``ternarycounter.distributed``): DistributedDataParallel trains as one process.
 """
 
 import math
@@ -31,10 +34,12 @@ import torch
 
 from . import State, _tc, step_seed
 
-__all__ = ["TernaryLinear", "TernaryOptimizer", "step_accumulated", "DEFAULTS"]
+__all__ = ["TernaryLinear", "TernaryOptimizer", "step_accumulated", "DEFAULTS", "HYPERPARAMETERS"]
 
 # The update recipe (C++ UpdateParams' defaults, which train the examples' models).
 DEFAULTS = dict(C=8, lr=0.003, lr_scale=0.02, rms_beta=0.99, rms_eps=1e-3, clip=0.0)
+# The update's hyperparameters: TernaryLinear attributes and TernaryOptimizer param-group keys.
+HYPERPARAMETERS = ("lr", "lr_scale", "rms_beta", "rms_eps", "clip", "lagged")
 
 _SCALE_RANGE = (1e-5, 10.0)  # an update keeps every row scale in this range (SPEC §3 step 8)
 _FLOAT_INPUTS = (torch.float32, torch.bfloat16, torch.float16)
@@ -189,12 +194,15 @@ class TernaryLinear(torch.nn.Module):
     Arguments: ``in_features`` (a multiple of 4), ``out_features``, ``bias`` (False: an optional
     float Parameter for the user's optimizer, zero-initialized), ``C`` (counter depth, 2..11),
     the update's ``lr``, ``lr_scale``, ``rms_beta``, ``rms_eps``, ``clip``, ``lagged`` (defaults:
-    the recipe, ``DEFAULTS``), ``precision`` ("fp32" or "int8": SPEC §3 / §6), ``seed`` (base of
-    the per-step rounding seeds), ``init_seed`` / ``init_scale`` (ternary values drawn from
-    ``init_seed``, row scale ``init_scale``, default 1 / sqrt(2 in / 3); ``init_seed=None``
-    leaves t = 0, which does not learn), ``accumulate`` (defer updates to
-    ``step_accumulated()``), ``device`` and ``dtype`` (the bias' dtype; the state is always
-    uint8/float32).
+    the recipe, ``DEFAULTS``; attributes checked when set), ``precision`` ("fp32" or "int8":
+    SPEC §3 / §6), ``seed`` (base of the per-step rounding seeds), ``init_seed`` / ``init_scale``
+    (ternary values drawn from ``init_seed``, row scale ``init_scale``, default
+    1 / sqrt(2 in / 3)), ``accumulate`` (defer updates to ``step_accumulated()``), ``device``
+    and ``dtype`` (the bias' dtype; the state is always uint8/float32), ``generator`` (a
+    torch.Generator for the seeds left None). ``seed`` and ``init_seed`` left None are drawn
+    from ``generator`` or torch's default generator (init_seed first), as nn.Linear draws its
+    weights: ``torch.manual_seed`` reproduces them and two layers differ. Both are in the
+    state_dict (its extra state) and loaded from it.
 
     Inputs: [..., in_features] float32, bfloat16 or float16, any strides, on the state's device.
     bf16/fp16 inputs are widened to float32 exactly; the output is float32 rounded to the
@@ -762,9 +770,6 @@ def step_accumulated(module):
     for m in module.modules():
         if isinstance(m, TernaryLinear):
             m.step_accumulated()
-
-
-HYPERPARAMETERS = ("lr", "lr_scale", "rms_beta", "rms_eps", "clip", "lagged")
 
 
 class _ParamGroup(dict):

@@ -284,6 +284,7 @@ def test_jit_trace_in_train_mode_says_what_to_do():
 def run_python(code, **env_changes):
     env = {k: v for k, v in os.environ.items()
            if k not in ("OMP_PROC_BIND", "OMP_PLACES", "OMP_WAIT_POLICY")}
+    env["OMP_NUM_THREADS"] = "2"  # (without it, the package silences Kokkos' warnings itself)
     env.update(env_changes)
     return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True,
                           text=True, timeout=120, env=env)
