@@ -240,7 +240,7 @@ class TernaryLinear(torch.nn.Module):
         if dtype is not None and dtype not in _FLOAT_INPUTS + (torch.float64,):
             raise TypeError(f"TernaryLinear: dtype (the bias') must be floating, not {dtype}")
         self.in_features, self.out_features = int(in_features), int(out_features)
-        self.precision = precision
+        self._precision = precision
         self._hyper = {}
         for name, value in (("lr", lr), ("lr_scale", lr_scale), ("rms_beta", rms_beta),
                             ("rms_eps", rms_eps), ("clip", clip)):
@@ -252,7 +252,7 @@ class TernaryLinear(torch.nn.Module):
             init_seed = _draw_seed(generator)
         if seed is None:
             seed = _draw_seed(generator)
-        self.seed, self.init_seed, self.init_scale = int(seed), int(init_seed), init_scale
+        self._seed, self._init_seed, self.init_scale = int(seed), int(init_seed), init_scale
         self.accumulate = bool(accumulate)
         self._local = False  # ternarycounter.distributed.local_updates: never joins a group
         self._C = int(C)
@@ -285,6 +285,7 @@ class TernaryLinear(torch.nn.Module):
         self._skipped = None
         self._skipped_total = None
         self._skip_warned = False
+        self._self_update_warned = False
         self._skip_check = None  # CUDA: (pinned count, event) of an update's skipped rows
         self._data_parallel = None  # ternarycounter.distributed: a copy is not in the group
         self._controller = None  # weak reference to the TernaryOptimizer that steps the layer
@@ -293,12 +294,18 @@ class TernaryLinear(torch.nn.Module):
     def __getstate__(self):
         state = self.__dict__.copy()
         for name in ("_pass_uses", "_accumulated", "_callback_queued", "_hooked", "_skipped",
-                     "_skipped_total", "_skip_warned", "_skip_check", "_hook_handle", "_data_parallel",
+                     "_skipped_total", "_skip_warned", "_skip_check", "_self_update_warned",
+                     "_hook_handle", "_data_parallel",
                      "_controller"):
             state.pop(name, None)
         return state
 
     def __setstate__(self, state):
+        for name in ("seed", "init_seed", "precision"):  # plain attributes before issue 62
+            if name in state:
+                state["_" + name] = state.pop(name)
+        if state.get("_init_seed") is None:
+            state["_init_seed"] = 0
         super().__setstate__(state)
         version = self.__dict__.get("_version", 0)
         self._init_transient()
@@ -309,6 +316,38 @@ class TernaryLinear(torch.nn.Module):
     @property
     def C(self):
         return self._C
+
+    @property
+    def seed(self):
+        """Base of the per-step rounding seeds ``step_seed(seed, step)`` (an int in
+        [0, 2^32))."""
+        return self._seed
+
+    @seed.setter
+    def seed(self, value):
+        _check_int("seed", value, 0, 2**32 - 1)
+        self._seed = int(value)
+
+    @property
+    def init_seed(self):
+        """The seed ``reset_parameters()`` draws the ternary values from."""
+        return self._init_seed
+
+    @init_seed.setter
+    def init_seed(self, value):
+        _check_int("init_seed", value, 0, 2**32 - 1)
+        self._init_seed = int(value)
+
+    @property
+    def precision(self):
+        """"fp32" or "int8": the products' and the update's arithmetic (SPEC §3 / §6)."""
+        return self._precision
+
+    @precision.setter
+    def precision(self, value):
+        if value not in ("fp32", "int8"):
+            raise ValueError(f"TernaryLinear: precision must be 'fp32' or 'int8', not {value!r}")
+        self._precision = value
 
     @property
     def step(self):
@@ -630,6 +669,14 @@ class TernaryLinear(torch.nn.Module):
             else:
                 self._held_rows += sum(use[1].shape[0] for use in uses)
         else:
+            if _OPTIMIZERS and not self._self_update_warned:
+                self._self_update_warned = True
+                warnings.warn(
+                    f"TernaryLinear ({self.out_features} x {self.in_features}) updated itself in "
+                    f"backward, as a layer under no TernaryOptimizer does, while a "
+                    f"TernaryOptimizer exists: add the layer to it, or freeze it with "
+                    f"requires_grad_(False). This warning shows once per layer.",
+                    UserWarning, stacklevel=2)
             self._update([uses])
 
     def _update(self, passes):
@@ -772,6 +819,10 @@ def step_accumulated(module):
             m.step_accumulated()
 
 
+# The live TernaryOptimizers: while one exists, a layer that updates itself in backward warns.
+_OPTIMIZERS = weakref.WeakSet()
+
+
 class _ParamGroup(dict):
     """A TernaryOptimizer param group. Setting one of its update hyperparameters (as
     ``torch.optim.lr_scheduler`` sets ``"lr"``) checks the value at once, as the layer's
@@ -828,6 +879,7 @@ class TernaryOptimizer(torch.optim.Optimizer):
         defaults = dict(lr=lr, lr_scale=lr_scale, rms_beta=rms_beta, rms_eps=rms_eps, clip=clip,
                         lagged=lagged)
         super().__init__(params, defaults)
+        _OPTIMIZERS.add(self)
 
     def add_param_group(self, param_group):
         if not isinstance(param_group, dict):
@@ -893,6 +945,7 @@ class TernaryOptimizer(torch.optim.Optimizer):
 
     def __setstate__(self, state):
         super().__setstate__(state)
+        _OPTIMIZERS.add(self)
         for group in self.param_groups:
             for layer in getattr(group, "layers", ()):
                 layer._controller = weakref.ref(self)

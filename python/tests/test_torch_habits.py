@@ -110,6 +110,7 @@ def loss_of(model, x, labels, divide=1.0):
     return torch.nn.functional.cross_entropy(model(x), labels, reduction="sum") / divide
 
 
+@pytest.mark.filterwarnings("ignore:TernaryLinear .* updated itself")
 @pytest.mark.parametrize("precision", ["fp32", "int8"])
 def test_micro_batches_then_step_is_one_update_of_the_whole_batch(precision):
     whole, parts = two_layers(precision), two_layers(precision)
@@ -137,7 +138,8 @@ def test_zero_grad_drops_what_is_held_and_layers_left_out_update_themselves():
     optimizer = TernaryOptimizer(model[0])
     x, labels = batch()
     fresh = state_of(model[0])
-    loss_of(model, x, labels).backward()
+    with pytest.warns(UserWarning, match="updated itself in backward"):
+        loss_of(model, x, labels).backward()
     assert model[2].step == 1 and model[0].step == 0  # model[2] is under no optimizer
     optimizer.zero_grad()
     assert model[0].pending_samples == 0
@@ -145,6 +147,7 @@ def test_zero_grad_drops_what_is_held_and_layers_left_out_update_themselves():
     assert_same(state_of(model[0]), fresh)
 
 
+@pytest.mark.filterwarnings("ignore:TernaryLinear .* updated itself")
 def test_lr_schedulers_drive_the_update():
     layer = TernaryLinear(16, 8, seed=5, init_seed=6, lr=0.4)
     reference = copy.deepcopy(layer)
@@ -181,7 +184,7 @@ def test_lr_schedulers_drive_the_update():
     ("lr_scale", -0.1, ValueError), ("rms_beta", 1.5, ValueError),
     ("rms_eps", 0.0, ValueError), ("clip", -1.0, ValueError), ("lr", "0.1", TypeError),
 ])
-def test_hyperparameters_out_of_range_raise_at_once(name, value, error):
+def test_settings_out_of_range_raise_at_once(name, value, error):
     layer = TernaryLinear(8, 4, seed=1, init_seed=1)
     before = getattr(layer, name)
     with pytest.raises(error, match=name):
@@ -193,6 +196,18 @@ def test_hyperparameters_out_of_range_raise_at_once(name, value, error):
     assert optimizer.param_groups[0][name] == before and getattr(layer, name) == before
     with pytest.raises(error, match=name):
         TernaryOptimizer(TernaryLinear(8, 4), **{name: value})
+
+
+@pytest.mark.parametrize("name, value, error", [
+    ("seed", -1, ValueError), ("seed", 2**32, ValueError), ("seed", 1.5, TypeError),
+    ("init_seed", -1, ValueError), ("precision", "int4", ValueError),
+])
+def test_layer_settings_are_checked_when_set(name, value, error):
+    layer = TernaryLinear(8, 4, seed=1, init_seed=1)
+    before = getattr(layer, name)
+    with pytest.raises(error, match=name):
+        setattr(layer, name, value)
+    assert getattr(layer, name) == before
 
 
 def test_optimizer_groups_params_and_state_dict():
@@ -258,7 +273,7 @@ def test_nan_skips_warn_once_with_the_count():
     assert layer.skipped_rows == 4 and layer.skipped_rows_total == 4
     assert_same(state_of(layer)[:3], before[:3])
     with warnings.catch_warnings():
-        warnings.simplefilter("error")
+        warnings.simplefilter("error", RuntimeWarning)
         layer(x).sum().backward()
         layer(x[:1]).sum().backward()
     assert layer.skipped_rows == 0 and layer.skipped_rows_total == 8
