@@ -2,9 +2,15 @@
 NCCL on GPUs), with the same bits as one process on the global batch for any number of
 processes and any split of the batch (SPEC §7).
 
-``data_parallel(model)`` hands every ``TernaryLinear`` of ``model`` to a ``TernaryDataParallel``:
-each process runs forward and backward on its own samples as usual, and each layer's update
-(in ``loss.backward()``) becomes collective:
+Under an initialized ``torch.distributed`` with more than one process, a ``TernaryLinear``
+joins the default group by itself at its first training forward (process 0's state and seeds
+are copied to the others first), so ``DistributedDataParallel(model)`` trains the ternary layers
+as one process; a backend without collectives for the layer's device (NCCL and a CPU layer)
+raises then, before anything trains. ``local_updates(model)`` keeps layers out (each process
+trains its own copy). ``data_parallel(model, group)`` does the same explicitly, for any group:
+it hands every ``TernaryLinear`` of ``model`` to a ``TernaryDataParallel``. Each process runs
+forward and backward on its own samples as usual, and each layer's update (in
+``loss.backward()``, or in ``TernaryOptimizer.step()``) becomes collective:
 
 - int8 layers: the columns' absmax are all-reduced by max, each process's int32 partial sums of
   the weight gradient are reduce-scattered by blocks of rows (``reduce_scatter_tensor``; on a
@@ -24,6 +30,10 @@ their collectives never interleave with DDP's. Their updates see the gradient of
 process backpropagates: for one process's bits, normalize the loss by the global batch (sum the
 per-sample losses and divide by the global count) and sum, not average, DDP's gradients
 (``sum_gradients_hook``).
+
+Several backward passes held for one update (accumulate=True or a TernaryOptimizer) make one
+global batch: the passes in order, each pass's samples in rank order; int8 input gradients are
+keyed by that order, so micro-batches under DDP give one process's bits on it too.
 
 Every collective call first compares the layer's shape, counter depth, precision, update
 parameters, seed and step across processes: when they differ, every process raises the same
