@@ -280,6 +280,12 @@ class TernaryLinear(torch.nn.Module):
         self._accumulated = []  # the held passes (lists of uses) awaiting the next update
         self._held_rows = 0  # samples of the held passes in the whole (global) batch
         self._pass_rows = 0  # data-parallel int8: the global samples of this pass's uses
+        # fp32, one process: (x [rows, in], grad_out [rows, out]) float32 buffers that the held
+        # passes are copied into while they fit, sized by the previous step's batch
+        # (_batch_hint samples), so that the step reads them without a copy.
+        self._buffer = None
+        self._buffered = 0
+        self._batch_hint = 0
         self._callback_queued = False
         self._hooked = None
         self._skipped = None
@@ -295,7 +301,7 @@ class TernaryLinear(torch.nn.Module):
         state = self.__dict__.copy()
         for name in ("_pass_uses", "_accumulated", "_callback_queued", "_hooked", "_skipped",
                      "_skipped_total", "_skip_warned", "_skip_check", "_self_update_warned",
-                     "_hook_handle", "_data_parallel",
+                     "_hook_handle", "_buffer", "_data_parallel",
                      "_controller"):
             state.pop(name, None)
         return state
@@ -574,14 +580,47 @@ class TernaryLinear(torch.nn.Module):
         """accumulate=True (or under a TernaryOptimizer, whose step() calls it): one update from
         every backward pass since the last call (the passes in order, each pass's uses in
         forward order, as one batch); nothing when there is none."""
-        passes = self._accumulated
+        passes, rows = self._accumulated, self._held_rows
+        whole = None
+        if self._buffer is not None and self._buffered == rows:
+            whole = (self._buffer[0][:rows], self._buffer[1][:rows])
         self._drop_held()
         if passes:
-            self._update(passes)
+            if self._data_parallel is None:
+                self._batch_hint = rows
+            self._update(passes, whole)
 
     def _drop_held(self):
         self._pass_uses, self._accumulated = [], []
         self._held_rows = self._pass_rows = 0
+        self._buffer, self._buffered = None, 0
+
+    def _hold(self, uses):
+        """Keeps a backward pass's uses for the next update. fp32 on one process: copied into
+        the step's buffers while every held pass fits the previous step's batch, so the step
+        concatenates nothing (the first step, and one whose batch outgrows the previous,
+        concatenates the passes instead)."""
+        rows = sum(use[1].shape[0] for use in uses)
+        if (self.precision == "fp32" and self._data_parallel is None
+                and self._buffered == self._held_rows
+                and self._held_rows + rows <= self._batch_hint):
+            device = uses[0][1].device
+            if self._buffer is None or self._buffer[0].device != device:
+                self._buffer = (
+                    torch.empty((self._batch_hint, self.in_features), dtype=torch.float32,
+                                device=device),
+                    torch.empty((self._batch_hint, self.out_features), dtype=torch.float32,
+                                device=device))
+            start, kept = self._buffered, []
+            for order, x, grad_y in uses:
+                end = start + x.shape[0]
+                self._buffer[0][start:end].copy_(x)
+                self._buffer[1][start:end].copy_(grad_y)
+                kept.append((order, self._buffer[0][start:end], self._buffer[1][start:end]))
+                start = end
+            self._buffered, uses = start, kept
+        self._accumulated.append(uses)
+        self._held_rows += rows
 
     def _check_state(self, x):
         for name, dtype in (("codes", torch.uint8), ("scale", torch.float32),
@@ -652,9 +691,15 @@ class TernaryLinear(torch.nn.Module):
     @property
     def pending_bytes(self):
         """Bytes of the inputs and output gradients held for the next update: per micro-batch of
-        m samples, m * (in_features * the input's element size + 4 * out_features)."""
-        return sum(use[1].numel() * use[1].element_size() + use[2].numel() * 4
+        m samples, m * (in_features * the input's element size + 4 * out_features); fp32 on one
+        process, from the second step on, 4 * (in_features + out_features) per sample of the
+        previous step's batch from the first micro-batch on (the step's buffers)."""
+        held = sum(use[1].numel() * use[1].element_size() + use[2].numel() * 4
                    for uses in self._accumulated for use in uses)
+        if self._buffer is not None:  # fp32: the buffers' rows not filled yet
+            held += (self._batch_hint - self._buffered) * 4 * (self.in_features +
+                                                              self.out_features)
+        return held
 
     def _uses_complete(self):
         uses, self._pass_uses = self._pass_uses, []
@@ -663,11 +708,11 @@ class TernaryLinear(torch.nn.Module):
             return
         uses = sorted(uses, key=lambda use: use[0])
         if self.accumulate or self.controller is not None:
-            self._accumulated.append(uses)
             if self._data_parallel is not None:
+                self._accumulated.append(uses)
                 self._held_rows += pass_rows
             else:
-                self._held_rows += sum(use[1].shape[0] for use in uses)
+                self._hold(uses)
         else:
             if _OPTIMIZERS and not self._self_update_warned:
                 self._self_update_warned = True
@@ -679,8 +724,9 @@ class TernaryLinear(torch.nn.Module):
                     UserWarning, stacklevel=2)
             self._update([uses])
 
-    def _update(self, passes):
-        """One update from the backward passes `passes` (lists of uses in forward order)."""
+    def _update(self, passes, whole=None):
+        """One update from the backward passes `passes` (lists of uses in forward order);
+        `whole`: their (x, grad_out) concatenated, when held so."""
         if self._data_parallel is not None:
             uses = [use for p in passes for use in p]
             if any(use[1].device != self.codes.device for use in uses):
@@ -690,12 +736,12 @@ class TernaryLinear(torch.nn.Module):
                       for p in passes]
             self._skipped = self._data_parallel.update(self, rounds)
         else:
-            self._apply_update([use for p in passes for use in p])
+            self._apply_update([use for p in passes for use in p], whole)
         self.steps.add_(1)
         self._version += 1
         self._count_skipped()
 
-    def _apply_update(self, uses):
+    def _apply_update(self, uses, whole=None):
         if any(use[1].device != self.codes.device for use in uses):
             raise RuntimeError("TernaryLinear: the layer moved to another device while it had "
                                "uses awaiting their update")
@@ -705,8 +751,13 @@ class TernaryLinear(torch.nn.Module):
         if self.precision == "int8" and len(uses) > 1:
             self._integer_update_in_parts(uses)
             return
-        x = _rows32(uses[0][1]) if len(uses) == 1 else torch.cat([_rows32(u[1]) for u in uses])
-        grad_y = uses[0][2] if len(uses) == 1 else torch.cat([use[2] for use in uses])
+        if whole is not None:
+            x, grad_y = whole
+        elif len(uses) == 1:
+            x, grad_y = _rows32(uses[0][1]), uses[0][2]
+        else:
+            x = _concatenated([use[1] for use in uses], self.in_features)
+            grad_y = _concatenated([use[2] for use in uses], self.out_features)
         dev, stream = _where(x)
         params = self._params()  # the library validates them before it changes anything
         rows = _tc.tensor_workspace_rows(dev, self.out_features, self.in_features)
@@ -788,6 +839,17 @@ class TernaryLinear(torch.nn.Module):
                 f"not finite (a NaN or inf in one sample's input reaches every row); "
                 f"skipped_rows_total counts every such row. This warning shows once per layer.",
                 RuntimeWarning, stacklevel=2)
+
+
+def _concatenated(parts, columns):
+    """The float32 rows of `parts` in one contiguous tensor (bf16/fp16 rows widened in place)."""
+    out = torch.empty((sum(p.shape[0] for p in parts), columns), dtype=torch.float32,
+                      device=parts[0].device)
+    start = 0
+    for part in parts:
+        out[start:start + part.shape[0]].copy_(part)
+        start += part.shape[0]
+    return out
 
 
 def _rows32(x):

@@ -121,6 +121,11 @@ def test_micro_batches_then_step_is_one_update_of_the_whole_batch(precision):
         before = [state_of(m) for m in parts[::2]]
         for i in range(4):
             loss_of(parts, x[4 * i:4 * i + 4], labels[4 * i:4 * i + 4]).backward()
+            if i == 0:
+                # fp32 from the second step on: the step's buffers (the previous batch's size)
+                # hold the micro-batches, so that the step copies nothing
+                rows = 16 if precision == "fp32" and step > 0 else 4
+                assert parts[0].pending_bytes == rows * (24 * 4 + 16 * 4)
         for m, then in zip(parts[::2], before):  # backward did not update
             assert_same(state_of(m), then)
         assert parts[0].pending_samples == 16
@@ -131,6 +136,26 @@ def test_micro_batches_then_step_is_one_update_of_the_whole_batch(precision):
             assert_same(a, b)
             assert b.step == step + 1
     assert not torch.equal(parts[0].codes, two_layers(precision)[0].codes)
+
+
+@pytest.mark.filterwarnings("ignore:TernaryLinear .* updated itself")
+@pytest.mark.parametrize("precision", ["fp32", "int8"])
+def test_micro_batches_of_half_inputs(precision):
+    whole, parts = two_layers(precision), two_layers(precision)
+    optimizer = TernaryOptimizer(parts)
+    for step in range(3):
+        x, labels = batch(12, step)
+        x = x.to(torch.bfloat16)
+        loss_of(whole, x, labels).float().backward()
+        for i in range(3):
+            rows = slice(4 * i, 4 * i + 4)
+            loss_of(parts, x[rows], labels[rows]).float().backward()
+        # bf16 inputs are held as they came (2 bytes), until the fp32 buffers of a later step
+        assert parts[0].pending_bytes == 12 * (24 * (2 if step == 0 or precision == "int8"
+                                                     else 4) + 16 * 4)
+        optimizer.step()
+        for a, b in zip(whole[::2], parts[::2]):
+            assert_same(a, b)
 
 
 def test_zero_grad_drops_what_is_held_and_layers_left_out_update_themselves():
