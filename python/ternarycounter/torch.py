@@ -96,7 +96,8 @@ class _TernaryLinearFunction(torch.autograd.Function):
                 "TernaryLinear: the layer's state was updated after this forward (a backward "
                 "through another graph, or a second backward through this one), so its input "
                 "gradient can't come from the weights the forward used; for gradient "
-                "accumulation use TernaryLinear(..., accumulate=True) and step_accumulated()")
+                "accumulation, step the layers with a TernaryOptimizer (one update per step()) "
+                "or use TernaryLinear(..., accumulate=True) and step_accumulated()")
         grad_y = grad_y.to(torch.float32).contiguous()
         seed = step_seed(layer.seed, layer.step)
         grad_x = None
@@ -310,6 +311,9 @@ class TernaryLinear(torch.nn.Module):
         for name in ("seed", "init_seed", "precision"):  # plain attributes before issue 62
             if name in state:
                 state["_" + name] = state.pop(name)
+        if "_hyper" not in state:
+            state["_hyper"] = {name: state.pop(name, DEFAULTS.get(name, False))
+                               for name in HYPERPARAMETERS}
         if state.get("_init_seed") is None:
             state["_init_seed"] = 0
         super().__setstate__(state)
