@@ -41,6 +41,7 @@ RuntimeError and no state changes (no process waits for a partner that gave up).
 """
 
 import struct
+import weakref
 import zlib
 
 import torch
@@ -81,7 +82,9 @@ def local_updates(module):
     return module
 
 
-# The runner of the default group that training layers join by themselves: (world group, runner).
+# The runner that training layers join by themselves: (id of the default group, a weak
+# reference to the runner). The layers hold it; a module global would keep its process group
+# alive past destroy_process_group(), into the interpreter's exit.
 _DEFAULT = None
 
 
@@ -100,10 +103,12 @@ def _join_default_group(layer):
             f"update can't be shared and each process would train its copy on its own samples; "
             f"move the layer to this process's GPU, or call "
             f"ternarycounter.distributed.local_updates(model) for separate copies")
-    world = dist.group.WORLD
-    if _DEFAULT is None or _DEFAULT[0] is not world:
-        _DEFAULT = (world, TernaryDataParallel())
-    _attach(_DEFAULT[1], layer, "TernaryLinear", True)
+    world = id(dist.group.WORLD)
+    runner = _DEFAULT[1]() if _DEFAULT is not None and _DEFAULT[0] == world else None
+    if runner is None:
+        runner = TernaryDataParallel()
+        _DEFAULT = (world, weakref.ref(runner))
+    _attach(runner, layer, "TernaryLinear", True)
 
 
 def _attach(runner, layer, where, broadcast):

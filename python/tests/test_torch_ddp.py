@@ -118,3 +118,32 @@ def test_local_updates_opt_out():
         mp.spawn(local_worker, args=(2, os.path.join(tmp, "init"), tmp), nprocs=2)
         codes = [torch.load(os.path.join(tmp, f"rank{r}.pt")) for r in range(2)]
     assert not torch.equal(codes[0], codes[1])  # each process trained on its own samples
+
+
+def no_collective_worker(rank, size, init_file, out_dir):
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    dist.init_process_group("gloo", init_method=f"file://{init_file}", rank=rank,
+                            world_size=size)
+    from ternarycounter.torch import TernaryLinear
+    layer = TernaryLinear(8, 4, seed=1, init_seed=1)
+    codes = layer.codes.clone()
+    real = dist.get_backend
+    dist.get_backend = lambda group=None: "nccl"  # as NCCL would be, for this CPU layer
+    message = ""
+    try:
+        layer(torch.randn(3, 8)).sum().backward()
+    except RuntimeError as error:
+        message = str(error)
+    dist.get_backend = real
+    torch.save({"message": message, "unchanged": torch.equal(codes, layer.codes) and
+                layer.step == 0}, os.path.join(out_dir, f"rank{rank}.pt"))
+    dist.destroy_process_group()
+
+
+def test_a_layer_without_collectives_raises_before_it_trains():
+    with tempfile.TemporaryDirectory() as tmp:
+        mp.spawn(no_collective_worker, args=(2, os.path.join(tmp, "init"), tmp), nprocs=2)
+        results = [torch.load(os.path.join(tmp, f"rank{r}.pt")) for r in range(2)]
+    for result in results:
+        assert "no collectives for the layer's cpu tensors" in result["message"]
+        assert result["unchanged"]
