@@ -996,11 +996,19 @@ class TernaryOptimizer(torch.optim.Optimizer):
 
     def zero_grad(self, set_to_none=False):
         """Drops the micro-batches the layers hold for the next step (and zeroes their
-        zero-size ``update_trigger`` gradients, as torch's optimizers do)."""
+        zero-size ``update_trigger`` gradients, as torch's optimizers do); the first time it
+        drops samples that no step() applied, it warns."""
         super().zero_grad(set_to_none)
+        dropped = 0
         for group in self.param_groups:
             for layer in group.layers:
+                dropped += layer.pending_samples
                 layer._drop_held()
+        if dropped and not getattr(self, "_drop_warned", False):
+            self._drop_warned = True
+            warnings.warn(f"TernaryOptimizer.zero_grad() dropped {dropped} held samples that no "
+                          f"step() applied (call step() before zero_grad() to train on them). "
+                          f"This warning shows once per optimizer.", UserWarning, stacklevel=2)
 
     def load_state_dict(self, state_dict):
         """Loads the groups' hyperparameters (checked, and handed to the layers)."""
