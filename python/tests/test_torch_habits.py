@@ -10,7 +10,6 @@ import sys
 import textwrap
 import warnings
 
-import numpy as np
 import pytest
 
 import ternarycounter as tc
