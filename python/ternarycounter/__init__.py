@@ -19,11 +19,47 @@ CPU, whatever an earlier ``import torch`` set). The extension module is built wi
 (pybind11-dev), so the package builds from the distribution's packages without pip.
 """
 
+import os as _os
+import sys as _sys
+import warnings as _warnings
+
 import numpy as _np
 
-from . import _ternarycounter as _tc
-from ._ternarycounter import (CheckpointError, State, concurrency, decode_counter, decode_ternary,
-                              encode, execution_space, hash_u32, step_seed)
+
+def _openmp_defaults():
+    """OpenMP settings for a process where torch's threads and the library's share the cores,
+    set in the environment before the extension loads the OpenMP runtime (which reads them
+    once), and only where the user has not set them:
+
+    - OMP_PROC_BIND: ``false`` (``true`` when OMP_PLACES is set), what the runtime does when it
+      is unset; set, Kokkos does not print its 4-line warning about it;
+    - OMP_WAIT_POLICY: ``passive``, unless torch was imported first (its OpenMP runtime, the
+      same one, has read the environment already): threads that spin after a parallel region
+      starve the other pool (training steps several times slower on few cores).
+
+    Returns whether the runtime runs with an active wait policy the package did not choose."""
+    if "OMP_PROC_BIND" not in _os.environ:
+        _os.environ["OMP_PROC_BIND"] = "true" if "OMP_PLACES" in _os.environ else "false"
+    if "OMP_WAIT_POLICY" in _os.environ:
+        return False
+    if "torch" in _sys.modules:
+        return True
+    _os.environ["OMP_WAIT_POLICY"] = "passive"
+    return False
+
+
+_SPINNING = _openmp_defaults()
+
+from . import _ternarycounter as _tc  # noqa: E402
+from ._ternarycounter import (CheckpointError, State, concurrency, decode_counter,  # noqa: E402
+                              decode_ternary, encode, execution_space, hash_u32, step_seed)
+
+if _SPINNING and execution_space == "OpenMP" and concurrency > 1:
+    _warnings.warn(
+        "ternarycounter: torch was imported before ternarycounter without OMP_WAIT_POLICY, so "
+        "OpenMP threads spin after each parallel region and torch's and the library's threads "
+        "slow each other down (several times on few cores); set OMP_WAIT_POLICY=passive in the "
+        "environment, or import ternarycounter before torch", RuntimeWarning, stacklevel=2)
 
 __all__ = [
     "State",

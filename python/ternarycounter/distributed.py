@@ -2,9 +2,15 @@
 NCCL on GPUs), with the same bits as one process on the global batch for any number of
 processes and any split of the batch (SPEC §7).
 
-``data_parallel(model)`` hands every ``TernaryLinear`` of ``model`` to a ``TernaryDataParallel``:
-each process runs forward and backward on its own samples as usual, and each layer's update
-(in ``loss.backward()``) becomes collective:
+Under an initialized ``torch.distributed`` with more than one process, a ``TernaryLinear``
+joins the default group by itself at its first training forward (process 0's state and seeds
+are copied to the others first), so ``DistributedDataParallel(model)`` trains the ternary layers
+as one process; a backend without collectives for the layer's device (NCCL and a CPU layer)
+raises then, before anything trains. ``local_updates(model)`` keeps layers out (each process
+trains its own copy). ``data_parallel(model, group)`` does the same explicitly, for any group:
+it hands every ``TernaryLinear`` of ``model`` to a ``TernaryDataParallel``. Each process runs
+forward and backward on its own samples as usual, and each layer's update (in
+``loss.backward()``, or in ``TernaryOptimizer.step()``) becomes collective:
 
 - int8 layers: the columns' absmax are all-reduced by max, each process's int32 partial sums of
   the weight gradient are reduce-scattered by blocks of rows (``reduce_scatter_tensor``; on a
@@ -25,12 +31,17 @@ process backpropagates: for one process's bits, normalize the loss by the global
 per-sample losses and divide by the global count) and sum, not average, DDP's gradients
 (``sum_gradients_hook``).
 
+Several backward passes held for one update (accumulate=True or a TernaryOptimizer) make one
+global batch: the passes in order, each pass's samples in rank order; int8 input gradients are
+keyed by that order, so micro-batches under DDP give one process's bits on it too.
+
 Every collective call first compares the layer's shape, counter depth, precision, update
 parameters, seed and step across processes: when they differ, every process raises the same
 RuntimeError and no state changes (no process waits for a partner that gave up).
 """
 
 import struct
+import weakref
 import zlib
 
 import torch
@@ -39,7 +50,7 @@ import torch.distributed as dist
 from . import _tc, step_seed
 from .torch import TernaryLinear, _where
 
-__all__ = ["data_parallel", "TernaryDataParallel", "sum_gradients_hook"]
+__all__ = ["data_parallel", "local_updates", "TernaryDataParallel", "sum_gradients_hook"]
 
 _PRECISIONS = {"fp32": 0, "int8": 1}
 
@@ -57,19 +68,65 @@ def data_parallel(module, group=None, broadcast=True):
     runner = TernaryDataParallel(group)
     layers = [(name, m) for name, m in module.named_modules() if isinstance(m, TernaryLinear)]
     for name, layer in layers:
-        if broadcast:
-            for buffer in (layer.codes, layer.scale, layer.v):
-                runner._broadcast(buffer)
-            steps = layer.steps.to(runner._meta_device(layer.codes))
-            dist.broadcast(steps, runner.ranks[0], group=runner.group)
-            layer.steps.copy_(steps.cpu())
-            layer._version += 1
-        digest = zlib.crc32(layer.codes.cpu().numpy().tobytes())
-        digest = zlib.crc32(layer.scale.cpu().numpy().tobytes(), digest)
-        digest = zlib.crc32(layer.v.cpu().numpy().tobytes(), digest)
-        runner._agree(layer, [("state digest (codes, scale, v)", digest)], name or "model")
-        layer._data_parallel = runner
+        _attach(runner, layer, name or "model", broadcast)
     return module
+
+
+def local_updates(module):
+    """Keeps every ``TernaryLinear`` in ``module`` (itself included) out of the automatic
+    data parallelism: under an initialized torch.distributed each process then updates its own
+    copy from its own samples. Returns ``module``."""
+    for m in module.modules():
+        if isinstance(m, TernaryLinear):
+            m._local = True
+    return module
+
+
+# The runner that training layers join by themselves: (id of the default group, a weak
+# reference to the runner). The layers hold it; a module global would keep its process group
+# alive past destroy_process_group(), into the interpreter's exit.
+_DEFAULT = None
+
+
+def _join_default_group(layer):
+    """A training layer's first forward under torch.distributed with several processes: the
+    layer joins the update group of all processes (made once, collectively), after process 0's
+    state and seeds are copied to the others, as ``data_parallel`` does. Raises, before the
+    layer trains, where the backend has no collectives for the layer's device."""
+    global _DEFAULT
+    backend = dist.get_backend()
+    device = layer.codes.device.type
+    if backend == "nccl" and device != "cuda":
+        raise RuntimeError(
+            f"TernaryLinear: torch.distributed runs {dist.get_world_size()} processes on "
+            f"{backend}, which has no collectives for the layer's {device} tensors, so its "
+            f"update can't be shared and each process would train its copy on its own samples; "
+            f"move the layer to this process's GPU, or call "
+            f"ternarycounter.distributed.local_updates(model) for separate copies")
+    world = id(dist.group.WORLD)
+    runner = _DEFAULT[1]() if _DEFAULT is not None and _DEFAULT[0] == world else None
+    if runner is None:
+        runner = TernaryDataParallel()
+        _DEFAULT = (world, weakref.ref(runner))
+    _attach(runner, layer, "TernaryLinear", True)
+
+
+def _attach(runner, layer, where, broadcast):
+    if broadcast:
+        for buffer in (layer.codes, layer.scale, layer.v):
+            runner._broadcast(buffer)
+        meta = runner._meta_device(layer.codes)
+        settings = torch.tensor([layer.step, layer.seed, layer.init_seed], dtype=torch.int64,
+                                device=meta)
+        dist.broadcast(settings, runner.ranks[0], group=runner.group)
+        step, layer.seed, layer.init_seed = (int(v) for v in settings.cpu())
+        layer.steps.fill_(step)
+        layer._version += 1
+    digest = zlib.crc32(layer.codes.cpu().numpy().tobytes())
+    digest = zlib.crc32(layer.scale.cpu().numpy().tobytes(), digest)
+    digest = zlib.crc32(layer.v.cpu().numpy().tobytes(), digest)
+    runner._agree(layer, [("state digest (codes, scale, v)", digest)], where)
+    layer._data_parallel = runner
 
 
 def sum_gradients_hook(group, bucket):
@@ -165,15 +222,15 @@ class TernaryDataParallel:
         dist.all_gather(parts, part, group=self.group)
         tensor.copy_(torch.cat(parts)[:tensor.shape[0]])
 
-    def _offset(self, layer, rows):
-        sizes = self._agree(layer, [], "backward_input", rows)
-        return sum(sizes[:self.rank]), sum(sizes)
-
     # -- the layer's calls --
 
-    def backward_rows(self, layer, grad_y, seed):
-        """int8 grad_x of this process's samples, its rounding keyed by the global sample."""
-        offset, _ = self._offset(layer, grad_y.shape[0])
+    def backward_rows(self, layer, grad_y, seed, base=0):
+        """int8 grad_x of this process's samples, its rounding keyed by the global sample: the
+        `base` samples of earlier held passes (every process's), then this pass's processes in
+        rank order."""
+        sizes = self._agree(layer, [("samples held", base)], "backward_input", grad_y.shape[0])
+        offset = base + sum(sizes[:self.rank])
+        layer._pass_rows += sum(sizes)
         grad_x = torch.empty((grad_y.shape[0], layer.in_features), dtype=torch.float32,
                              device=grad_y.device)
         if grad_y.shape[0] > 0:
@@ -184,31 +241,51 @@ class TernaryDataParallel:
                                          grad_y.shape[0], grad_x.data_ptr(), seed, offset)
         return grad_x
 
-    def update(self, layer, x, grad_y):
-        """The collective update of `layer` from this process's x [m, in] and grad_y [m, out];
-        returns the skipped-row count of the whole layer (an int64 tensor)."""
-        sizes = self._agree(layer, [], "update", x.shape[0])
+    def update(self, layer, rounds):
+        """The collective update of `layer` from this process's backward passes `rounds`
+        ([(x [m_k, in], grad_y [m_k, out])], float32 contiguous); returns the skipped-row count
+        of the whole layer (an int64 tensor). The global batch is the rounds in order, each
+        round the processes' samples in rank order."""
+        local = [x.shape[0] for x, _ in rounds]
+        self._agree(layer, [("backward passes held", len(rounds))], "update", sum(local))
+        mine = torch.tensor(local, dtype=torch.int64, device=self._meta_device(layer.codes))
+        table = [torch.empty_like(mine) for _ in range(self.size)]
+        dist.all_gather(table, mine, group=self.group)
+        table = torch.stack(table).cpu().tolist()  # [rank][round] samples
+        offsets, start = [], 0
+        for k in range(len(rounds)):
+            offsets.append(start + sum(table[r][k] for r in range(self.rank)))
+            start += sum(table[r][k] for r in range(self.size))
         seed = step_seed(layer.seed, layer.step)
         if layer.precision == "int8":
-            return self._integer_update(layer, x, grad_y, sizes, seed)
-        return self._gathered_update(layer, x, grad_y, sizes, seed)
+            return self._integer_update(layer, rounds, offsets, start, seed)
+        return self._gathered_update(layer, rounds, table, seed)
 
-    def _integer_update(self, layer, x, grad_y, sizes, seed):
+    def _integer_update(self, layer, rounds, offsets, m, seed):
         out, in_ = layer.out_features, layer.in_features
-        m, offset = sum(sizes), sum(sizes[:self.rank])
-        device, stream = _where(x)
-        absmax = torch.empty(in_ + out, dtype=torch.int32, device=x.device)
-        _tc.tensor_int8_column_absmax(device, stream, x.data_ptr(), grad_y.data_ptr(),
-                                      x.shape[0], out, in_, absmax.data_ptr())
+        device, stream = _where(rounds[0][0])
+        where = rounds[0][0].device
+        absmax = None
+        for x, grad_y in rounds:
+            part = torch.empty(in_ + out, dtype=torch.int32, device=where)
+            _tc.tensor_int8_column_absmax(device, stream, x.data_ptr(), grad_y.data_ptr(),
+                                          x.shape[0], out, in_, part.data_ptr())
+            absmax = part if absmax is None else torch.maximum(absmax, part)
         dist.all_reduce(absmax, op=dist.ReduceOp.MAX, group=self.group)
         block = self._block(out)
-        sums = torch.zeros((block * self.size, in_), dtype=torch.int32, device=x.device)
-        _tc.tensor_int8_gradient_sums(device, stream, x.data_ptr(), grad_y.data_ptr(),
-                                      x.shape[0], out, in_, absmax.data_ptr(), seed, m, offset,
-                                      sums.data_ptr())
+        sums = torch.zeros((block * self.size, in_), dtype=torch.int32, device=where)
+        part = torch.empty((out, in_), dtype=torch.int32, device=where) if len(rounds) > 1 else None
+        for (x, grad_y), offset in zip(rounds, offsets):
+            target = sums if part is None else part
+            _tc.tensor_int8_gradient_sums(device, stream, x.data_ptr(), grad_y.data_ptr(),
+                                          x.shape[0], out, in_, absmax.data_ptr(), seed, m,
+                                          offset, target.data_ptr())
+            if part is not None:
+                sums[:out].add_(part)
+        del part
         mine = self._reduce_scatter(sums, block).contiguous()
         first, last = min(out, self.rank * block), min(out, (self.rank + 1) * block)
-        skipped = torch.zeros((), dtype=torch.int64, device=x.device)
+        skipped = torch.zeros((), dtype=torch.int64, device=where)
         params = layer._params()
         params.pop("precision")
         if last > first:
@@ -221,21 +298,31 @@ class TernaryDataParallel:
         dist.all_reduce(skipped, group=self.group)
         return skipped
 
-    def _gathered_update(self, layer, x, grad_y, sizes, seed):
-        largest = max(sizes)
+    def _gathered_update(self, layer, rounds, table, seed):
+        totals = [sum(row) for row in table]
+        largest = max(totals)
 
-        def gather(t):
-            padded = torch.zeros((largest, t.shape[1]), dtype=t.dtype, device=t.device)
-            padded[:t.shape[0]] = t
+        def gather(tensors):
+            local = torch.cat(tensors)
+            padded = torch.zeros((largest, local.shape[1]), dtype=local.dtype,
+                                 device=local.device)
+            padded[:local.shape[0]] = local
             parts = [torch.empty_like(padded) for _ in range(self.size)]
             dist.all_gather(parts, padded, group=self.group)
-            return torch.cat([p[:n] for p, n in zip(parts, sizes)]).contiguous()
+            pieces, starts = [], [0] * self.size
+            for k in range(len(rounds)):  # round k: every process's rows of it, in rank order
+                for r in range(self.size):
+                    pieces.append(parts[r][starts[r]:starts[r] + table[r][k]])
+                    starts[r] += table[r][k]
+            return torch.cat(pieces).contiguous()
 
-        x_all, grad_all = gather(x), gather(grad_y)
-        device, stream = _where(x)
+        x_all = gather([x for x, _ in rounds])
+        grad_all = gather([g for _, g in rounds])
+        device, stream = _where(x_all)
         rows = _tc.tensor_workspace_rows(device, layer.out_features, layer.in_features)
-        workspace = torch.empty((rows, layer.in_features), dtype=torch.float32, device=x.device)
-        skipped = torch.zeros((), dtype=torch.int64, device=x.device)
+        workspace = torch.empty((rows, layer.in_features), dtype=torch.float32,
+                                device=x_all.device)
+        skipped = torch.zeros((), dtype=torch.int64, device=x_all.device)
         _tc.tensor_update_from_io(device, stream, layer.codes.data_ptr(), layer.scale.data_ptr(),
                                   layer.v.data_ptr(), layer.out_features, layer.in_features,
                                   layer.C, x_all.data_ptr(), x_all.shape[0], grad_all.data_ptr(),

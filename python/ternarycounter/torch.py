@@ -18,21 +18,28 @@ graph has computed its input gradient. So:
   forward order, as one ``update_from_io`` over the concatenated batch);
 - ``torch.autograd.grad(y, x)`` (input gradients only), ``requires_grad_(False)``, ``eval()``
   and ``torch.no_grad()`` never change the state;
-- ``accumulate=True`` keeps each backward's (x, grad_out) instead, and ``step_accumulated()``
-  applies one update from all of them: bit for bit one step over the whole batch.
+- ``accumulate=True``, or a ``TernaryOptimizer`` that controls the layer, keeps each backward's
+  (x, grad_out) instead, and ``step_accumulated()`` (``TernaryOptimizer.step()``) applies one
+  update from all of them: bit for bit one step over the whole batch;
+- under ``torch.distributed`` with several processes, a training layer joins the process group
+  for its updates (``ternarycounter.distributed``): DistributedDataParallel trains as one process.
 """
 
 import math
+import numbers
+import warnings
 import weakref
 
 import torch
 
 from . import State, _tc, step_seed
 
-__all__ = ["TernaryLinear", "step_accumulated", "DEFAULTS"]
+__all__ = ["TernaryLinear", "TernaryOptimizer", "step_accumulated", "DEFAULTS", "HYPERPARAMETERS"]
 
 # The update recipe (C++ UpdateParams' defaults, which train the examples' models).
 DEFAULTS = dict(C=8, lr=0.003, lr_scale=0.02, rms_beta=0.99, rms_eps=1e-3, clip=0.0)
+# The update's hyperparameters: TernaryLinear attributes and TernaryOptimizer param-group keys.
+HYPERPARAMETERS = ("lr", "lr_scale", "rms_beta", "rms_eps", "clip", "lagged")
 
 _SCALE_RANGE = (1e-5, 10.0)  # an update keeps every row scale in this range (SPEC §3 step 8)
 _FLOAT_INPUTS = (torch.float32, torch.bfloat16, torch.float16)
@@ -89,7 +96,8 @@ class _TernaryLinearFunction(torch.autograd.Function):
                 "TernaryLinear: the layer's state was updated after this forward (a backward "
                 "through another graph, or a second backward through this one), so its input "
                 "gradient can't come from the weights the forward used; for gradient "
-                "accumulation use TernaryLinear(..., accumulate=True) and step_accumulated()")
+                "accumulation, step the layers with a TernaryOptimizer (one update per step()) "
+                "or use TernaryLinear(..., accumulate=True) and step_accumulated()")
         grad_y = grad_y.to(torch.float32).contiguous()
         seed = step_seed(layer.seed, layer.step)
         grad_x = None
@@ -97,8 +105,8 @@ class _TernaryLinearFunction(torch.autograd.Function):
             grad_x = layer._backward_rows(grad_y, seed)
         grad_trigger = None
         if ctx.needs_input_grad[2]:
-            (x,) = ctx.saved_tensors
-            layer._record_use(ctx.order, x.to(torch.float32).contiguous(), grad_y)
+            (x,) = ctx.saved_tensors  # float32 rows, or the bf16/fp16 rows as they came
+            layer._record_use(ctx.order, x, grad_y)
             grad_trigger = grad_y.new_zeros(0)
         return grad_x, None, grad_trigger, None
 
@@ -113,6 +121,72 @@ def _on_trigger_gradient(layer_ref):
     return hook
 
 
+# id(update_trigger) -> weak reference to its layer, for TernaryOptimizer(model.parameters()).
+_TRIGGER_OWNERS = {}
+
+
+def _register_trigger(layer):
+    trigger = layer._parameters.get("update_trigger")
+    if trigger is not None:
+        key = id(trigger)
+        _TRIGGER_OWNERS[key] = weakref.ref(layer, lambda ref: _forget_trigger(key, ref))
+
+
+def _forget_trigger(key, ref):
+    if _TRIGGER_OWNERS.get(key) is ref:
+        del _TRIGGER_OWNERS[key]
+
+
+def _layer_of_trigger(parameter):
+    owner = _TRIGGER_OWNERS.get(id(parameter))
+    layer = owner() if owner is not None else None
+    if layer is not None and layer._parameters.get("update_trigger") is parameter:
+        return layer
+    return None
+
+
+def _hyperparameter(name, doc):
+    """A TernaryLinear update hyperparameter: setting it checks it at once (ValueError for a
+    value the library rejects, TypeError for a non-number; the layer keeps the old value)."""
+
+    def get(layer):
+        return layer._hyper[name]
+
+    def set_(layer, value):
+        layer._set_hyperparameter(name, value)
+
+    return property(get, set_, doc=doc)
+
+
+def _checked_hyperparameter(who, name, value, others, C=DEFAULTS["C"], precision="fp32"):
+    """``value`` as the update's ``name`` (float, or bool for lagged) with the ``others``
+    hyperparameters; ValueError for what the library rejects, TypeError for a non-number."""
+    value = bool(value) if name == "lagged" else _number(name, value, who)
+    params = dict(others, precision=precision)
+    params[name] = value
+    try:
+        _tc.check_update_params(State(1, 4, C), **params)
+    except ValueError as error:
+        raise ValueError(f"{who}: {name} = {value!r} is out of range ({error}); "
+                         f"{name} stays {others.get(name)!r}") from None
+    return value
+
+
+def _number(name, value, who="TernaryLinear"):
+    if isinstance(value, torch.Tensor) and value.numel() == 1:
+        value = value.item()
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{who}: {name} must be a number, not {type(value).__name__}")
+    return float(value)
+
+
+def _draw_seed(generator):
+    """A 32-bit seed from ``generator`` (torch's default generator when None)."""
+    device = generator.device if generator is not None else "cpu"
+    return int(torch.randint(0, 2**32, (), dtype=torch.int64, generator=generator,
+                             device=device))
+
+
 class TernaryLinear(torch.nn.Module):
     """y = x W^T (+ bias) with W = scale * t, t in {-1, 0, +1} packed with its counter: 0.75 byte
     per weight + 2 floats per row of training state, trained by its own backward (see the module
@@ -121,12 +195,15 @@ class TernaryLinear(torch.nn.Module):
     Arguments: ``in_features`` (a multiple of 4), ``out_features``, ``bias`` (False: an optional
     float Parameter for the user's optimizer, zero-initialized), ``C`` (counter depth, 2..11),
     the update's ``lr``, ``lr_scale``, ``rms_beta``, ``rms_eps``, ``clip``, ``lagged`` (defaults:
-    the recipe, ``DEFAULTS``), ``precision`` ("fp32" or "int8": SPEC §3 / §6), ``seed`` (base of
-    the per-step rounding seeds), ``init_seed`` / ``init_scale`` (ternary values drawn from
-    ``init_seed``, row scale ``init_scale``, default 1 / sqrt(2 in / 3); ``init_seed=None``
-    leaves t = 0, which does not learn), ``accumulate`` (defer updates to
-    ``step_accumulated()``), ``device`` and ``dtype`` (the bias' dtype; the state is always
-    uint8/float32).
+    the recipe, ``DEFAULTS``; attributes checked when set), ``precision`` ("fp32" or "int8":
+    SPEC §3 / §6), ``seed`` (base of the per-step rounding seeds), ``init_seed`` / ``init_scale``
+    (ternary values drawn from ``init_seed``, row scale ``init_scale``, default
+    1 / sqrt(2 in / 3)), ``accumulate`` (defer updates to ``step_accumulated()``), ``device``
+    and ``dtype`` (the bias' dtype; the state is always uint8/float32), ``generator`` (a
+    torch.Generator for the seeds left None). ``seed`` and ``init_seed`` left None are drawn
+    from ``generator`` or torch's default generator (init_seed first), as nn.Linear draws its
+    weights: ``torch.manual_seed`` reproduces them and two layers differ. Both are in the
+    state_dict (its extra state) and loaded from it.
 
     Inputs: [..., in_features] float32, bfloat16 or float16, any strides, on the state's device.
     bf16/fp16 inputs are widened to float32 exactly; the output is float32 rounded to the
@@ -141,8 +218,8 @@ class TernaryLinear(torch.nn.Module):
     def __init__(self, in_features, out_features, bias=False, C=DEFAULTS["C"],
                  lr=DEFAULTS["lr"], lr_scale=DEFAULTS["lr_scale"], rms_beta=DEFAULTS["rms_beta"],
                  rms_eps=DEFAULTS["rms_eps"], clip=DEFAULTS["clip"], lagged=False,
-                 precision="fp32", seed=0, init_seed=0, init_scale=None, accumulate=False,
-                 device=None, dtype=None):
+                 precision="fp32", seed=None, init_seed=None, init_scale=None, accumulate=False,
+                 device=None, dtype=None, generator=None):
         super().__init__()
         _check_int("in_features", in_features, 4)
         if in_features % 4:
@@ -150,7 +227,11 @@ class TernaryLinear(torch.nn.Module):
                              f"into 3 bytes), not {in_features}")
         _check_int("out_features", out_features, 1)
         _check_int("C", C, 2, 11)
-        _check_int("seed", seed, 0, 2**32 - 1)
+        if generator is not None and not isinstance(generator, torch.Generator):
+            raise TypeError(f"TernaryLinear: generator must be a torch.Generator, not "
+                            f"{type(generator).__name__}")
+        if seed is not None:
+            _check_int("seed", seed, 0, 2**32 - 1)
         if init_seed is not None:
             _check_int("init_seed", init_seed, 0, 2**32 - 1)
         if init_scale is not None:
@@ -160,10 +241,21 @@ class TernaryLinear(torch.nn.Module):
         if dtype is not None and dtype not in _FLOAT_INPUTS + (torch.float64,):
             raise TypeError(f"TernaryLinear: dtype (the bias') must be floating, not {dtype}")
         self.in_features, self.out_features = int(in_features), int(out_features)
-        self.lr, self.lr_scale, self.rms_beta, self.rms_eps = lr, lr_scale, rms_beta, rms_eps
-        self.clip, self.lagged, self.precision, self.seed = clip, bool(lagged), precision, int(seed)
-        self.init_seed, self.init_scale = init_seed, init_scale
+        self._precision = precision
+        self._hyper = {}
+        for name, value in (("lr", lr), ("lr_scale", lr_scale), ("rms_beta", rms_beta),
+                            ("rms_eps", rms_eps), ("clip", clip)):
+            self._hyper[name] = _number(name, value)
+        self._hyper["lagged"] = bool(lagged)
+        # Unset seeds come from torch's generator (as nn.Linear's weights): torch.manual_seed
+        # reproduces a run and two layers differ. The initial values' seed is drawn first.
+        if init_seed is None:
+            init_seed = _draw_seed(generator)
+        if seed is None:
+            seed = _draw_seed(generator)
+        self._seed, self._init_seed, self.init_scale = int(seed), int(init_seed), init_scale
         self.accumulate = bool(accumulate)
+        self._local = False  # ternarycounter.distributed.local_updates: never joins a group
         self._C = int(C)
         self.register_buffer("codes", torch.empty((out_features, in_features // 4 * 3),
                                                   dtype=torch.uint8, device=device))
@@ -186,20 +278,44 @@ class TernaryLinear(torch.nn.Module):
         self._version = 0  # +1 per update: a backward checks its forward saw the same state
         self._uses = 0  # forward calls that may train, for the order of a multi-use update
         self._pass_uses = []  # (order, x, grad_out) of this backward pass
-        self._accumulated = []  # accumulate=True: the passes' uses awaiting step_accumulated()
+        self._accumulated = []  # the held passes (lists of uses) awaiting the next update
+        self._held_rows = 0  # samples of the held passes in the whole (global) batch
+        self._pass_rows = 0  # data-parallel int8: the global samples of this pass's uses
+        # fp32, one process: (x [rows, in], grad_out [rows, out]) float32 buffers that the held
+        # passes are copied into while they fit, sized by the previous step's batch
+        # (_batch_hint samples), so that the step reads them without a copy.
+        self._buffer = None
+        self._buffered = 0
+        self._batch_hint = 0
         self._callback_queued = False
         self._hooked = None
         self._skipped = None
+        self._skipped_total = None
+        self._skip_warned = False
+        self._self_update_warned = False
+        self._skip_check = None  # CUDA: (pinned count, event) of an update's skipped rows
         self._data_parallel = None  # ternarycounter.distributed: a copy is not in the group
+        self._controller = None  # weak reference to the TernaryOptimizer that steps the layer
+        _register_trigger(self)
 
     def __getstate__(self):
         state = self.__dict__.copy()
         for name in ("_pass_uses", "_accumulated", "_callback_queued", "_hooked", "_skipped",
-                     "_hook_handle", "_data_parallel"):
+                     "_skipped_total", "_skip_warned", "_skip_check", "_self_update_warned",
+                     "_hook_handle", "_buffer", "_data_parallel",
+                     "_controller"):
             state.pop(name, None)
         return state
 
     def __setstate__(self, state):
+        for name in ("seed", "init_seed", "precision"):  # plain attributes before issue 62
+            if name in state:
+                state["_" + name] = state.pop(name)
+        if "_hyper" not in state:
+            state["_hyper"] = {name: state.pop(name, DEFAULTS.get(name, False))
+                               for name in HYPERPARAMETERS}
+        if state.get("_init_seed") is None:
+            state["_init_seed"] = 0
         super().__setstate__(state)
         version = self.__dict__.get("_version", 0)
         self._init_transient()
@@ -210,6 +326,38 @@ class TernaryLinear(torch.nn.Module):
     @property
     def C(self):
         return self._C
+
+    @property
+    def seed(self):
+        """Base of the per-step rounding seeds ``step_seed(seed, step)`` (an int in
+        [0, 2^32))."""
+        return self._seed
+
+    @seed.setter
+    def seed(self, value):
+        _check_int("seed", value, 0, 2**32 - 1)
+        self._seed = int(value)
+
+    @property
+    def init_seed(self):
+        """The seed ``reset_parameters()`` draws the ternary values from."""
+        return self._init_seed
+
+    @init_seed.setter
+    def init_seed(self, value):
+        _check_int("init_seed", value, 0, 2**32 - 1)
+        self._init_seed = int(value)
+
+    @property
+    def precision(self):
+        """"fp32" or "int8": the products' and the update's arithmetic (SPEC §3 / §6)."""
+        return self._precision
+
+    @precision.setter
+    def precision(self, value):
+        if value not in ("fp32", "int8"):
+            raise ValueError(f"TernaryLinear: precision must be 'fp32' or 'int8', not {value!r}")
+        self._precision = value
 
     @property
     def step(self):
@@ -227,6 +375,24 @@ class TernaryLinear(torch.nn.Module):
         that update on a GPU)."""
         return 0 if self._skipped is None else int(self._skipped)
 
+    @property
+    def skipped_rows_total(self):
+        """Rows skipped for a non-finite gradient over every update of this layer object since
+        it was made (or moved to another device); the first update that skips rows also warns
+        (``warnings.warn``, once per layer). Reading it waits for the updates on a GPU."""
+        return 0 if self._skipped_total is None else int(self._skipped_total)
+
+    def _set_hyperparameter(self, name, value):
+        self._hyper[name] = _checked_hyperparameter("TernaryLinear", name, value, self._hyper,
+                                                    self.C, self.precision)
+
+    lr = _hyperparameter("lr", "The counters' learning rate (finite, >= 0).")
+    lr_scale = _hyperparameter("lr_scale", "The row scales' SGD learning rate (finite, >= 0).")
+    rms_beta = _hyperparameter("rms_beta", "The RMS moment's decay (in [0, 1)).")
+    rms_eps = _hyperparameter("rms_eps", "The floor of the RMS denominator (finite, > 0).")
+    clip = _hyperparameter("clip", "Per-row clip of the normalized gradient (0: off).")
+    lagged = _hyperparameter("lagged", "Whether the denominator uses the moment before the step.")
+
     def update_params(self):
         """The keyword parameters of this layer's update_from_io (all but the seed); raises
         ValueError for values the library rejects."""
@@ -235,9 +401,7 @@ class TernaryLinear(torch.nn.Module):
         return params
 
     def _params(self):
-        return dict(lr=float(self.lr), lr_scale=float(self.lr_scale),
-                    rms_beta=float(self.rms_beta), rms_eps=float(self.rms_eps),
-                    clip=float(self.clip), lagged=bool(self.lagged), precision=self.precision)
+        return dict(self._hyper, precision=self.precision)
 
     def reset_parameters(self):
         """Draws the ternary values again from ``init_seed`` (scale ``init_scale``, v 0, steps 0,
@@ -256,7 +420,7 @@ class TernaryLinear(torch.nn.Module):
             if self.bias is not None:
                 self.bias.zero_()
         self._version += 1
-        self._pass_uses, self._accumulated = [], []
+        self._drop_held()
 
     def to_state(self):
         """The layer's state as a new host ``ternarycounter.State`` (a copy: for the functional
@@ -282,7 +446,7 @@ class TernaryLinear(torch.nn.Module):
             self.scale.copy_(torch.from_numpy(state.scale))
             self.v.copy_(torch.from_numpy(state.v))
         self._version += 1
-        self._pass_uses, self._accumulated = [], []
+        self._drop_held()
 
     def extra_repr(self):
         return (f"in_features={self.in_features}, out_features={self.out_features}, "
@@ -293,30 +457,41 @@ class TernaryLinear(torch.nn.Module):
     # -- state dict: validated as load_layers validates a checkpoint --
 
     def get_extra_state(self):
-        return {"C": self.C, "in_features": self.in_features, "out_features": self.out_features}
+        return {"C": self.C, "in_features": self.in_features, "out_features": self.out_features,
+                "seed": self.seed, "init_seed": self.init_seed}
 
     def set_extra_state(self, state):
-        pass  # checked in _load_from_state_dict, before any buffer changes
+        # Checked in _load_from_state_dict, before any buffer changes. A state_dict saved before
+        # the seeds were part of it leaves the layer's own seeds.
+        if "seed" in state:
+            self.seed = int(state["seed"])
+        if "init_seed" in state:
+            self.init_seed = int(state["init_seed"])
 
     def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys,
                               unexpected_keys, error_msgs):
         problem = self._state_dict_problem(state_dict, prefix)
         if problem:
-            error_msgs.append(f"TernaryLinear '{prefix.rstrip('.')}': {problem}; the layer is "
-                              f"unchanged")
+            where = f"'{prefix[:-1]}'" if prefix else "(the model itself)"
+            error_msgs.append(f"TernaryLinear {where}: {problem}; the layer is unchanged")
             return
         super()._load_from_state_dict(state_dict, prefix, local_metadata, strict, missing_keys,
                                       unexpected_keys, error_msgs)
         self._version += 1
-        self._pass_uses, self._accumulated = [], []
+        self._drop_held()
 
     def _state_dict_problem(self, state_dict, prefix):
         extra = state_dict.get(prefix + "_extra_state")
         if isinstance(extra, dict):
-            mine = self.get_extra_state()
-            for key, value in mine.items():
+            for key in ("C", "in_features", "out_features"):
+                value = getattr(self, key)
                 if extra.get(key) != value:
                     return f"the state has {key} = {extra.get(key)} but the layer {value}"
+            for key in ("seed", "init_seed"):
+                value = extra.get(key, 0)
+                if isinstance(value, bool) or not isinstance(value, int) or \
+                        not 0 <= value < 2**32:
+                    return f"'{key}' must be an int in [0, 2^32), not {value!r}"
         shapes = {"codes": (torch.uint8, tuple(self.codes.shape)),
                   "scale": (torch.float32, (self.out_features,)),
                   "v": (torch.float32, (self.out_features,)), "steps": (torch.int64, ())}
@@ -362,8 +537,10 @@ class TernaryLinear(torch.nn.Module):
                 return t.to(device=moved.device)
             return moved
 
-        self._pass_uses, self._skipped = [], None
-        return super()._apply(keeping_state, *args, **kwargs)
+        self._pass_uses, self._skipped, self._skipped_total = [], None, None
+        result = super()._apply(keeping_state, *args, **kwargs)
+        _register_trigger(self)
+        return result
 
     # -- the calls --
 
@@ -381,8 +558,15 @@ class TernaryLinear(torch.nn.Module):
         given = x.reshape(-1, self.in_features)
         rows = given.to(torch.float32).contiguous()
         trains = self.training and self.update_trigger.requires_grad and torch.is_grad_enabled()
+        if trains and torch.jit.is_tracing():
+            raise RuntimeError(
+                "TernaryLinear: torch.jit.trace records inference only (the update runs in "
+                "backward, which a trace does not keep): trace the model in eval() mode or under "
+                "torch.no_grad()")
         if trains or (torch.is_grad_enabled() and x.requires_grad):
             if trains:
+                if self._data_parallel is None and not self._local:
+                    _join_process_group(self)
                 self._hook_trigger()
             narrow = None
             if trains and given.dtype != torch.float32:
@@ -397,11 +581,50 @@ class TernaryLinear(torch.nn.Module):
         return y.to(out_dtype).reshape(*x.shape[:-1], self.out_features)
 
     def step_accumulated(self):
-        """accumulate=True: one update from every use since the last call (their samples in
-        order, as one batch); nothing when there is none."""
-        uses, self._accumulated = self._accumulated, []
-        if uses:
-            self._update(uses)
+        """accumulate=True (or under a TernaryOptimizer, whose step() calls it): one update from
+        every backward pass since the last call (the passes in order, each pass's uses in
+        forward order, as one batch); nothing when there is none."""
+        passes, rows = self._accumulated, self._held_rows
+        whole = None
+        if self._buffer is not None and self._buffered == rows:
+            whole = (self._buffer[0][:rows], self._buffer[1][:rows])
+        self._drop_held()
+        if passes:
+            if self._data_parallel is None:
+                self._batch_hint = rows
+            self._update(passes, whole)
+
+    def _drop_held(self):
+        self._pass_uses, self._accumulated = [], []
+        self._held_rows = self._pass_rows = 0
+        self._buffer, self._buffered = None, 0
+
+    def _hold(self, uses):
+        """Keeps a backward pass's uses for the next update. fp32 on one process: copied into
+        the step's buffers while every held pass fits the previous step's batch, so the step
+        concatenates nothing (the first step, and one whose batch outgrows the previous,
+        concatenates the passes instead)."""
+        rows = sum(use[1].shape[0] for use in uses)
+        if (self.precision == "fp32" and self._data_parallel is None
+                and self._buffered == self._held_rows
+                and self._held_rows + rows <= self._batch_hint):
+            device = uses[0][1].device
+            if self._buffer is None or self._buffer[0].device != device:
+                self._buffer = (
+                    torch.empty((self._batch_hint, self.in_features), dtype=torch.float32,
+                                device=device),
+                    torch.empty((self._batch_hint, self.out_features), dtype=torch.float32,
+                                device=device))
+            start, kept = self._buffered, []
+            for order, x, grad_y in uses:
+                end = start + x.shape[0]
+                self._buffer[0][start:end].copy_(x)
+                self._buffer[1][start:end].copy_(grad_y)
+                kept.append((order, self._buffer[0][start:end], self._buffer[1][start:end]))
+                start = end
+            self._buffered, uses = start, kept
+        self._accumulated.append(uses)
+        self._held_rows += rows
 
     def _check_state(self, x):
         for name, dtype in (("codes", torch.uint8), ("scale", torch.float32),
@@ -426,11 +649,20 @@ class TernaryLinear(torch.nn.Module):
         return self._uses
 
     def _backward_rows(self, grad_y, seed):
+        # int8 rounds grad_out on a stream keyed by the sample's index in the batch of the
+        # update: after held passes, this pass's samples follow theirs.
         if self._data_parallel is not None and self.precision == "int8":
-            return self._data_parallel.backward_rows(self, grad_y, seed)
+            return self._data_parallel.backward_rows(self, grad_y, seed, self._held_rows)
         grad_x = torch.empty((grad_y.shape[0], self.in_features), dtype=torch.float32,
                              device=grad_y.device)
-        if grad_y.shape[0] > 0:
+        if grad_y.shape[0] > 0 and self.precision == "int8" and self._held_rows > 0:
+            device, stream = _where(grad_y)
+            _tc.tensor_backward_input_at(device, stream, self.codes.data_ptr(),
+                                         self.scale.data_ptr(), self.out_features,
+                                         self.in_features, self.C, grad_y.data_ptr(),
+                                         grad_y.shape[0], grad_x.data_ptr(), seed,
+                                         self._held_rows)
+        elif grad_y.shape[0] > 0:
             device, stream = _where(grad_y)
             _tc.tensor_backward_input(device, stream, self.codes.data_ptr(),
                                       self.scale.data_ptr(), self.out_features, self.in_features,
@@ -448,47 +680,202 @@ class TernaryLinear(torch.nn.Module):
             torch.autograd.Variable._execution_engine.queue_callback(
                 lambda: _end_of_pass(layer))
 
+    @property
+    def controller(self):
+        """The ``TernaryOptimizer`` that steps this layer, or None (the layer updates itself in
+        backward)."""
+        return None if self._controller is None else self._controller()
+
+    @property
+    def pending_samples(self):
+        """This process's samples held for the next update (accumulate=True or under a
+        TernaryOptimizer)."""
+        return sum(use[1].shape[0] for uses in self._accumulated for use in uses)
+
+    @property
+    def pending_bytes(self):
+        """Bytes of the inputs and output gradients held for the next update: per micro-batch of
+        m samples, m * (in_features * the input's element size + 4 * out_features); fp32 on one
+        process, from the second step on, 4 * (in_features + out_features) per sample of the
+        previous step's batch from the first micro-batch on (the step's buffers)."""
+        held = sum(use[1].numel() * use[1].element_size() + use[2].numel() * 4
+                   for uses in self._accumulated for use in uses)
+        if self._buffer is not None:  # fp32: the buffers' rows not filled yet
+            held += (self._batch_hint - self._buffered) * 4 * (self.in_features +
+                                                              self.out_features)
+        return held
+
     def _uses_complete(self):
         uses, self._pass_uses = self._pass_uses, []
+        pass_rows, self._pass_rows = self._pass_rows, 0
         if not uses:
             return
-        if self.accumulate:
-            self._accumulated.extend(uses)
-        else:
-            self._update(uses)
-
-    def _update(self, uses):
         uses = sorted(uses, key=lambda use: use[0])
-        x = uses[0][1] if len(uses) == 1 else torch.cat([use[1] for use in uses])
-        grad_y = uses[0][2] if len(uses) == 1 else torch.cat([use[2] for use in uses])
-        if x.device != self.codes.device:
+        if self.accumulate or self.controller is not None:
+            if self._data_parallel is not None:
+                self._accumulated.append(uses)
+                self._held_rows += pass_rows
+            else:
+                self._hold(uses)
+        else:
+            if _OPTIMIZERS and not self._self_update_warned:
+                self._self_update_warned = True
+                warnings.warn(
+                    f"TernaryLinear ({self.out_features} x {self.in_features}) updated itself in "
+                    f"backward, as a layer under no TernaryOptimizer does, while a "
+                    f"TernaryOptimizer exists: add the layer to it, or freeze it with "
+                    f"requires_grad_(False). This warning shows once per layer.",
+                    UserWarning, stacklevel=2)
+            self._update([uses])
+
+    def _update(self, passes, whole=None):
+        """One update from the backward passes `passes` (lists of uses in forward order);
+        `whole`: their (x, grad_out) concatenated, when held so."""
+        if self._data_parallel is not None:
+            uses = [use for p in passes for use in p]
+            if any(use[1].device != self.codes.device for use in uses):
+                raise RuntimeError("TernaryLinear: the layer moved to another device while it "
+                                   "had uses awaiting their update")
+            rounds = [(torch.cat([_rows32(u[1]) for u in p]), torch.cat([u[2] for u in p]))
+                      for p in passes]
+            self._skipped = self._data_parallel.update(self, rounds)
+        else:
+            self._apply_update([use for p in passes for use in p], whole)
+        self.steps.add_(1)
+        self._version += 1
+        self._count_skipped()
+
+    def _apply_update(self, uses, whole=None):
+        if any(use[1].device != self.codes.device for use in uses):
             raise RuntimeError("TernaryLinear: the layer moved to another device while it had "
                                "uses awaiting their update")
-        if self._data_parallel is not None:
-            self._skipped = self._data_parallel.update(self, x, grad_y)
-            self.steps.add_(1)
-            self._version += 1
+        device = uses[0][1].device
+        if self._skipped is None or self._skipped.device != device:
+            self._skipped = torch.zeros((), dtype=torch.int64, device=device)
+        if self.precision == "int8" and len(uses) > 1:
+            self._integer_update_in_parts(uses)
             return
-        device, stream = _where(x)
+        if whole is not None:
+            x, grad_y = whole
+        elif len(uses) == 1:
+            x, grad_y = _rows32(uses[0][1]), uses[0][2]
+        else:
+            x = _concatenated([use[1] for use in uses], self.in_features)
+            grad_y = _concatenated([use[2] for use in uses], self.out_features)
+        dev, stream = _where(x)
         params = self._params()  # the library validates them before it changes anything
-        rows = _tc.tensor_workspace_rows(device, self.out_features, self.in_features)
+        rows = _tc.tensor_workspace_rows(dev, self.out_features, self.in_features)
         workspace = torch.empty((rows, self.in_features), dtype=torch.float32, device=x.device)
-        if self._skipped is None or self._skipped.device != x.device:
-            self._skipped = torch.zeros((), dtype=torch.int64, device=x.device)
-        _tc.tensor_update_from_io(device, stream, self.codes.data_ptr(), self.scale.data_ptr(),
+        _tc.tensor_update_from_io(dev, stream, self.codes.data_ptr(), self.scale.data_ptr(),
                                   self.v.data_ptr(), self.out_features, self.in_features, self.C,
                                   x.data_ptr(), x.shape[0], grad_y.data_ptr(),
                                   workspace.data_ptr(), rows, self._skipped.data_ptr(),
                                   seed=step_seed(self.seed, self.step), **params)
-        self.steps.add_(1)
-        self._version += 1
+
+    def _integer_update_in_parts(self, uses):
+        """The int8 update of several micro-batches without concatenating them (SPEC §7's
+        phases, the micro-batches in the ranks' place): the column absmax over all of them, then
+        each one's int32 sums on the global streams, added exactly, then the row update. Holds
+        2 * 4 * out * in bytes of int32 sums instead of a copy of the batch."""
+        out, in_ = self.out_features, self.in_features
+        dev, stream = _where(uses[0][1])
+        params = self._params()
+        _tc.check_update_params(State(1, 4, self.C), **params)
+        params.pop("precision")
+        seed = step_seed(self.seed, self.step)
+        total = sum(use[1].shape[0] for use in uses)
+        absmax = None
+        for _, x, grad_y in uses:
+            x = _rows32(x)
+            part = torch.empty(in_ + out, dtype=torch.int32, device=x.device)
+            _tc.tensor_int8_column_absmax(dev, stream, x.data_ptr(), grad_y.data_ptr(),
+                                          x.shape[0], out, in_, part.data_ptr())
+            absmax = part if absmax is None else torch.maximum(absmax, part)
+        sums = torch.zeros((out, in_), dtype=torch.int32, device=absmax.device)
+        part = torch.empty_like(sums)
+        offset = 0
+        for _, x, grad_y in uses:
+            x = _rows32(x)
+            _tc.tensor_int8_gradient_sums(dev, stream, x.data_ptr(), grad_y.data_ptr(),
+                                          x.shape[0], out, in_, absmax.data_ptr(), seed, total,
+                                          offset, part.data_ptr())
+            sums.add_(part)
+            offset += x.shape[0]
+        del part
+        self._skipped.zero_()
+        _tc.tensor_int8_update_from_sums(dev, stream, self.codes.data_ptr(),
+                                         self.scale.data_ptr(), self.v.data_ptr(), 0, out, out,
+                                         in_, self.C, sums.data_ptr(), absmax.data_ptr(),
+                                         self._skipped.data_ptr(), seed=seed, **params)
+
+    def _count_skipped(self):
+        """Adds the last update's skipped rows to skipped_rows_total and warns (once per layer)
+        when an update skipped rows; on a GPU the check waits for nothing: it reads the count of
+        an earlier update once that update's copy to the host has arrived."""
+        skipped = self._skipped
+        if skipped is None:
+            return
+        if self._skipped_total is None or self._skipped_total.device != skipped.device:
+            self._skipped_total = torch.zeros((), dtype=torch.int64, device=skipped.device)
+        self._skipped_total.add_(skipped)
+        if self._skip_warned:
+            return
+        if skipped.device.type == "cpu":
+            count = int(skipped)
+        else:
+            pending = self._skip_check
+            count = 0
+            if pending is not None and pending[1].query():
+                count = int(pending[0])
+                pending = None
+            if pending is None:
+                host = torch.empty((), dtype=torch.int64, pin_memory=True)
+                host.copy_(skipped, non_blocking=True)
+                event = torch.cuda.Event()
+                event.record()
+                pending = (host, event)
+            self._skip_check = pending
+        if count:
+            self._skip_warned = True
+            warnings.warn(
+                f"TernaryLinear ({self.out_features} x {self.in_features}): an update left "
+                f"{count} of its {self.out_features} rows unchanged because their gradient was "
+                f"not finite (a NaN or inf in one sample's input reaches every row); "
+                f"skipped_rows_total counts every such row. This warning shows once per layer.",
+                RuntimeWarning, stacklevel=2)
+
+
+def _concatenated(parts, columns):
+    """The float32 rows of `parts` in one contiguous tensor (bf16/fp16 rows widened in place)."""
+    out = torch.empty((sum(p.shape[0] for p in parts), columns), dtype=torch.float32,
+                      device=parts[0].device)
+    start = 0
+    for part in parts:
+        out[start:start + part.shape[0]].copy_(part)
+        start += part.shape[0]
+    return out
+
+
+def _rows32(x):
+    """Held rows as float32 contiguous (a bf16/fp16 input is widened here, exactly)."""
+    return x.to(torch.float32).contiguous()
+
+
+def _join_process_group(layer):
+    """Under torch.distributed with more than one process, a training layer joins the default
+    group for its updates (ternarycounter.distributed); nothing otherwise."""
+    dist = torch.distributed
+    if not dist.is_available() or not dist.is_initialized() or dist.get_world_size() < 2:
+        return
+    from .distributed import _join_default_group
+    _join_default_group(layer)
 
 
 def _end_of_pass(layer_ref):
     layer = layer_ref()
     if layer is not None:
         layer._callback_queued = False
-        layer._pass_uses = []
+        layer._pass_uses, layer._pass_rows = [], 0
 
 
 def step_accumulated(module):
@@ -496,6 +883,170 @@ def step_accumulated(module):
     for m in module.modules():
         if isinstance(m, TernaryLinear):
             m.step_accumulated()
+
+
+# The live TernaryOptimizers: while one exists, a layer that updates itself in backward warns.
+_OPTIMIZERS = weakref.WeakSet()
+
+
+class _ParamGroup(dict):
+    """A TernaryOptimizer param group. Setting one of its update hyperparameters (as
+    ``torch.optim.lr_scheduler`` sets ``"lr"``) checks the value at once, as the layer's
+    attribute does, and hands it to the group's layers; ``layers`` are those layers."""
+
+    def __init__(self, items, layers):
+        super().__init__()
+        self.layers = list(layers)
+        for key, value in items.items():
+            self[key] = value
+
+    def __setitem__(self, key, value):
+        if key in HYPERPARAMETERS:
+            others = {name: self.get(name, DEFAULTS.get(name, False)) for name in HYPERPARAMETERS}
+            value = _checked_hyperparameter("TernaryOptimizer: param group", key, value, others)
+            for layer in getattr(self, "layers", ()):
+                layer._hyper[key] = value
+        super().__setitem__(key, value)
+
+    def update(self, *args, **kwargs):
+        for key, value in dict(*args, **kwargs).items():
+            self[key] = value
+
+    def setdefault(self, key, value=None):
+        if key not in self:
+            self[key] = value
+        return self[key]
+
+
+class TernaryOptimizer(torch.optim.Optimizer):
+    """The update of TernaryLinear layers as a ``torch.optim.Optimizer``: the layers it controls
+    no longer update in backward; each ``loss.backward()`` keeps their (x, grad_out) and
+    ``step()`` applies ONE update from everything kept since the last step (the micro-batches in
+    forward order, as one batch: bit for bit the update of one backward over the concatenated
+    batch). Its param groups carry the layers' update hyperparameters (``lr``, ``lr_scale``,
+    ``rms_beta``, ``rms_eps``, ``clip``, ``lagged``), so ``torch.optim.lr_scheduler`` drives
+    ``lr``; setting a group's value checks it at once and sets it on the group's layers.
+
+    ``params``: a module (its TernaryLinear layers, itself included), TernaryLinear layers, their
+    ``update_trigger`` Parameters, or dicts of those (``{"params": [...], "lr": ...}``) for
+    several groups. Anything else raises TypeError (torch parameters belong to a torch
+    optimizer). A hyperparameter left None takes the group's layers' common value (ValueError
+    when they differ). A layer belongs to at most one TernaryOptimizer.
+
+    ``zero_grad()`` drops what the layers hold for the next step, as it drops torch gradients.
+    Memory: each micro-batch of m samples is held until ``step()``, m * (in_features * the
+    input's element size + 4 * out_features) bytes per layer (``TernaryLinear.pending_bytes``).
+    """
+
+    def __init__(self, params, lr=None, lr_scale=None, rms_beta=None, rms_eps=None, clip=None,
+                 lagged=None):
+        if isinstance(params, torch.nn.Module):
+            params = [params]
+        defaults = dict(lr=lr, lr_scale=lr_scale, rms_beta=rms_beta, rms_eps=rms_eps, clip=clip,
+                        lagged=lagged)
+        super().__init__(params, defaults)
+        _OPTIMIZERS.add(self)
+
+    def add_param_group(self, param_group):
+        if not isinstance(param_group, dict):
+            raise TypeError(f"TernaryOptimizer: a param group must be a dict, not "
+                            f"{type(param_group).__name__}")
+        group = dict(param_group)
+        layers = _layers_of(group.pop("params", []))
+        if not layers:
+            raise ValueError("TernaryOptimizer: a param group without TernaryLinear layers")
+        for layer in layers:
+            owner = layer.controller
+            if owner is not None and owner is not self:
+                raise ValueError("TernaryOptimizer: a layer is already stepped by another "
+                                 "TernaryOptimizer")
+        for name in HYPERPARAMETERS:
+            if group.get(name) is None:
+                group[name] = self.defaults.get(name)
+            if group[name] is None:
+                values = {layer._hyper[name] for layer in layers}
+                if len(values) > 1:
+                    raise ValueError(f"TernaryOptimizer: the group's layers have different "
+                                     f"{name} ({sorted(values)}): pass {name}= or put them in "
+                                     f"separate param groups")
+                group[name] = values.pop() if values else DEFAULTS.get(name, False)
+        group["params"] = [layer.update_trigger for layer in layers]
+        super().add_param_group(group)
+        self.param_groups[-1] = _ParamGroup(self.param_groups[-1], layers)
+        for layer in layers:
+            layer._controller = weakref.ref(self)
+
+    @torch.no_grad()
+    def step(self, closure=None):
+        """Applies to every layer one update from the micro-batches its backward passes kept
+        since the last step (none: the layer does not change), with the group's
+        hyperparameters and the layer's next rounding seed. Returns ``closure()``'s loss when a
+        closure is given (it runs first, with gradients enabled)."""
+        loss = None
+        if closure is not None:
+            with torch.enable_grad():
+                loss = closure()
+        for group in self.param_groups:
+            for layer in group.layers:
+                for name in HYPERPARAMETERS:
+                    if layer._hyper[name] != group[name]:
+                        setattr(layer, name, group[name])
+                layer.step_accumulated()
+        return loss
+
+    def zero_grad(self, set_to_none=False):
+        """Drops the micro-batches the layers hold for the next step (and zeroes their
+        zero-size ``update_trigger`` gradients, as torch's optimizers do); the first time it
+        drops samples that no step() applied, it warns."""
+        super().zero_grad(set_to_none)
+        dropped = 0
+        for group in self.param_groups:
+            for layer in group.layers:
+                dropped += layer.pending_samples
+                layer._drop_held()
+        if dropped and not getattr(self, "_drop_warned", False):
+            self._drop_warned = True
+            warnings.warn(f"TernaryOptimizer.zero_grad() dropped {dropped} held samples that no "
+                          f"step() applied (call step() before zero_grad() to train on them). "
+                          f"This warning shows once per optimizer.", UserWarning, stacklevel=2)
+
+    def load_state_dict(self, state_dict):
+        """Loads the groups' hyperparameters (checked, and handed to the layers)."""
+        groups = self.param_groups
+        super().load_state_dict(state_dict)
+        self.param_groups = [_ParamGroup(new, old.layers)
+                             for new, old in zip(self.param_groups, groups)]
+
+    def __setstate__(self, state):
+        super().__setstate__(state)
+        _OPTIMIZERS.add(self)
+        for group in self.param_groups:
+            for layer in getattr(group, "layers", ()):
+                layer._controller = weakref.ref(self)
+
+
+def _layers_of(params):
+    """The TernaryLinear layers named by a param group's ``params`` (in order, no repeats)."""
+    if isinstance(params, (torch.Tensor, torch.nn.Module)):
+        params = [params]
+    layers = []
+    for item in params:
+        if isinstance(item, TernaryLinear):
+            found = [item]
+        elif isinstance(item, torch.nn.Module):
+            found = [m for m in item.modules() if isinstance(m, TernaryLinear)]
+        elif isinstance(item, torch.Tensor) and _layer_of_trigger(item) is not None:
+            found = [_layer_of_trigger(item)]
+        else:
+            what = (f"a tensor of shape {tuple(item.shape)}" if isinstance(item, torch.Tensor)
+                    else type(item).__name__)
+            raise TypeError(f"TernaryOptimizer: params must be TernaryLinear layers, modules "
+                            f"holding them or their update_trigger Parameters, not {what} "
+                            f"(torch parameters belong to a torch optimizer)")
+        for layer in found:
+            if not any(layer is seen for seen in layers):
+                layers.append(layer)
+    return layers
 
 
 def _autocast_dtype(device_type):
