@@ -54,6 +54,14 @@ def _where(t):
     raise ValueError(f"TernaryLinear: tensors on '{t.device}' are not supported (cpu or cuda)")
 
 
+def _eager(fn):
+    """`fn` run eagerly under torch.compile (a graph break around it): the layer hands raw
+    pointers and the current stream to the library and updates itself in backward, which
+    TorchDynamo cannot trace. Torch versions without torch.compile run `fn` as it is."""
+    disable = getattr(getattr(torch, "compiler", None), "disable", None)
+    return fn if disable is None else disable(fn, recursive=True)
+
+
 def _forward_rows(x, codes, scale, C, precision):
     """y [M, out] float32 = x [M, in] (float32, contiguous) W^T."""
     out, in_ = scale.shape[0], x.shape[1]
@@ -544,6 +552,7 @@ class TernaryLinear(torch.nn.Module):
 
     # -- the calls --
 
+    @_eager
     def forward(self, x):
         if not isinstance(x, torch.Tensor):
             raise TypeError(f"TernaryLinear: x must be a torch.Tensor, not {type(x).__name__}")
