@@ -55,6 +55,11 @@ void UpdateParams::validate() const {
 UpdateConstants make_update_constants(const UpdateParams& params, std::int64_t out,
                                       std::int64_t in) {
   params.validate();
+  Impl::require_row_range(params, out);
+  return Impl::update_constants(params, out, in);
+}
+
+void Impl::require_row_range(const UpdateParams& params, std::int64_t out) {
   // The kernels form the global row row_offset + o in int64 (signed overflow is undefined).
   if (params.row_offset > std::numeric_limits<std::int64_t>::max() - out) {
     std::ostringstream msg;
@@ -63,6 +68,9 @@ UpdateConstants make_update_constants(const UpdateParams& params, std::int64_t o
         << " rows; row_offset + rows must be at most 2^63 - 1";
     throw std::invalid_argument(msg.str());
   }
+}
+
+UpdateConstants Impl::update_constants(const UpdateParams& params, std::int64_t, std::int64_t in) {
   UpdateConstants k{};
   k.lr = float(params.lr);
   k.lr_scale = float(params.lr_scale);

@@ -59,4 +59,11 @@ struct UpdateConstants {
 UpdateConstants make_update_constants(const UpdateParams& params, std::int64_t out,
                                       std::int64_t in);
 
+namespace Impl {
+/// make_update_constants' parts: the check of row_offset + out, and the constants of params
+/// the call has checked (the dispatchers: the public calls validate once).
+void require_row_range(const UpdateParams& params, std::int64_t out);
+UpdateConstants update_constants(const UpdateParams& params, std::int64_t out, std::int64_t in);
+}  // namespace Impl
+
 }  // namespace TernaryCounter

@@ -46,6 +46,7 @@ template <class MemorySpace>
 void validate_state(const char* call, const PackedState<MemorySpace>& state,
                     const UpdateParams& params) {
   params.validate();
+  require_row_range(params, state.out());
   const std::int64_t bytes = state.codes.extent(1);
   if (bytes % bytes_per_group != 0) {
     std::ostringstream msg;

@@ -187,7 +187,7 @@ void int8_update_from_sums(const ExecSpace& space,
                                 std::to_string(amax_bits.extent(0)));
   }
   require_allocated("int8_update_from_sums", "skipped_rows", skipped_rows);
-  const UpdateConstants k = make_update_constants(params, n, in);
+  const UpdateConstants k = update_constants(params, n, in);
   Kokkos::deep_copy(space, skipped_rows, std::int64_t(0));
   if (n == 0) return;
   // g = float(G) * (sg * sx), GradientEpilogue's arithmetic, in place over G.

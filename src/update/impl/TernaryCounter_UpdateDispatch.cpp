@@ -72,7 +72,7 @@ void update_from_io_fp32(const ExecSpace& space,
                          const OutputView<typename ExecSpace::memory_space>& workspace,
                          const SkippedRowsView<typename ExecSpace::memory_space>& skipped_rows) {
   using Mem = typename ExecSpace::memory_space;
-  const UpdateConstants k = make_update_constants(params, state.out(), state.in());
+  const UpdateConstants k = update_constants(params, state.out(), state.in());
   const std::int64_t chunk =
       balanced_chunk_rows(space, state.out(), state.in(), workspace.extent(0));
   update_in_chunks(space, state, k, params.team_size, chunk, workspace, skipped_rows,
@@ -95,7 +95,7 @@ void update_from_io_int8(const ExecSpace& space,
   using Mem = typename ExecSpace::memory_space;
   const std::int64_t M = x.extent(0), in = state.in(), out = state.out();
   require_int8_bound("update_from_io", "M (samples)", M, int8_max_samples);
-  const UpdateConstants k = make_update_constants(params, out, in);
+  const UpdateConstants k = update_constants(params, out, in);
   // Hosts: xq [M, in] (ColumnQuantizer); GPUs: xq transposed, [in, Mp] (TiledColumnQuantizer).
   constexpr bool tiled_columns = !host_space<ExecSpace>;
   const std::int64_t xq_rows = tiled_columns ? in : M;
@@ -207,7 +207,7 @@ void dispatch_update(const ExecSpace& space,
                      const InputView<typename ExecSpace::memory_space>& grad_w,
                      const UpdateParams& params,
                      const SkippedRowsView<typename ExecSpace::memory_space>& skipped_rows) {
-  const UpdateConstants k = make_update_constants(params, state.out(), state.in());
+  const UpdateConstants k = update_constants(params, state.out(), state.in());
   Kokkos::deep_copy(space, skipped_rows, std::int64_t(0));
   RowUpdateKernel<ExecSpace> kernel{state.codes, state.scale, state.v, grad_w, k, skipped_rows};
   kernel.enqueue(space, params.team_size);
