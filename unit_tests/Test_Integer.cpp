@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The integer path (SPEC §6) against its host-loop reference, bit for bit: forward,
 // backward_input and update_from_io in int8 on every shape edge, row split, workspace size, team
-// size and host engine (VNNI and portable), non-finite and zero inputs, and the bounds.
+// size and host engine (AMX, VNNI, AVX2 and portable), non-finite and zero inputs, and the bounds.
 #include "Test_Helpers.hpp"
 
 #include "IntegerReference.hpp"
@@ -18,14 +18,14 @@ namespace TernaryCounter::Test {
 namespace {
 
 /// Runs the body once per host engine of the integer products (this CPU's best: AMX or VNNI;
-/// VNNI; the portable engine), each as TERNARYCOUNTER_HOST_ISA would choose it; other backends
-/// have one engine.
+/// VNNI; AVX2; the portable engine), each as TERNARYCOUNTER_HOST_ISA would choose it; other
+/// backends have one engine.
 template <class Body>
 void for_each_engine(Body body) {
   const char* previous = std::getenv("TERNARYCOUNTER_HOST_ISA");
   const std::optional<std::string> saved =
       previous ? std::optional<std::string>(previous) : std::nullopt;
-  for (const char* engine : {"default", "avx512", "baseline"}) {
+  for (const char* engine : {"default", "avx512", "avx2", "baseline"}) {
     if (std::string(engine) != "default") {
       if (!std::is_same_v<MemSpace, Kokkos::HostSpace>) break;
       Impl::force_host_isa(engine);
