@@ -14,9 +14,10 @@
 // (|a| <= 128 read unsigned; sign(b, a) needs |b| <= 127, which the quantizers guarantee), widened
 // at once by vpmaddwd with ones.
 //
-// Micro-tiles of 2 rows x 32 columns: 8 int32 accumulators of 8 lanes (and 8 int16 ones), in the
-// 16 ymm registers with the broadcast A words and a strip's row of B. Compiled for AVX2 by
-// target("avx2,fma"), so builds without architecture flags run them too.
+// Micro-tiles of 2 rows x 32 columns: 8 accumulators of 8 lanes (int32; ternary B: int16, their
+// int32 sums touched once per chunk) beside the broadcast A words and a strip's row of B in the
+// 16 ymm registers. Compiled by target("avx2,fma"), so builds without architecture flags run them
+// too.
 #pragma once
 
 #include "engines/TernaryCounter_HostInt8Panels.hpp"

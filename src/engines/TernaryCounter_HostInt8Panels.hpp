@@ -13,7 +13,7 @@
 
 namespace TernaryCounter::Impl::HostInt8 {
 
-inline constexpr int strip_cols = 32;  ///< columns of a strip: one 64-byte word row per group
+inline constexpr int strip_cols = 32;  ///< columns of a strip: 32 words (128 bytes) per group
 inline constexpr std::int64_t panel_budget_bytes = 256 << 10;  ///< a packed panel, in L2
 
 /// The unsigned offset the VNNI and AMX engines' packing adds to B's values (vpdpbusd reads B
