@@ -3,8 +3,8 @@
 // products of up to 16 samples over aligned rows by FewSampleProduct (not on HIP: Tiling), other
 // products of a few samples by SmallBatchProduct, else the tile engine. int8 (SPEC §6): the
 // input quantized by rows, then the hosts' few-sample VBMI kernel, the GPUs' few-sample kernel,
-// the vendor GEMM (CUDA) or the integer engines (VNNI / AMX on hosts, else portable), in that
-// order where each serves.
+// the vendor GEMM (CUDA) or the integer engines (AVX2 / VNNI / AMX on hosts, else portable), in
+// that order where each serves.
 #include "products/impl/TernaryCounter_ProductDispatch.hpp"
 
 #include "core/TernaryCounter_Validation.hpp"
