@@ -21,9 +21,12 @@
 
 #include <TernaryCounter.hpp>
 
+#include "engines/TernaryCounter_HostIsa.hpp"
+
 #include <charconv>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -538,6 +541,23 @@ std::string record_json(const ShapeResult& r, const CopyBandwidth& copy) {
   return o.text("    ");
 }
 
+/// The host kernels' instruction sets (TERNARYCOUNTER_HOST_ISA, as host_isa() decided).
+std::string host_isa_description() {
+  const char* forced = std::getenv("TERNARYCOUNTER_HOST_ISA");
+  const TernaryCounter::Impl::HostIsa& isa = TernaryCounter::Impl::host_isa();
+  return std::string(forced ? forced : "default") + " (avx2_fma " + (isa.avx2_fma ? "yes" : "no") +
+         ", avx512 tiles " + (isa.avx512_tiles ? "yes" : "no") + ", avx512 quantize " +
+         (isa.avx512_quantize ? "yes" : "no") + ", vbmi " + (isa.vbmi ? "yes" : "no") + ")";
+}
+
+/// The int8 products' engine on this backend: the host's (host_isa()) or the device's.
+std::string int8_engine_name() {
+  if (!Kokkos::SpaceAccessibility<Kokkos::HostSpace, ExecSpace::memory_space>::accessible) {
+    return "device";
+  }
+  return TernaryCounter::Impl::host_int8_engine_name(TernaryCounter::Impl::host_isa().int8_engine);
+}
+
 int run(const Options& options, std::ofstream& json) {
   const ExecSpace space;
   std::ostringstream configuration;
@@ -551,6 +571,8 @@ int run(const Options& options, std::ofstream& json) {
   std::printf("precision: %s; vendor int8 GEMM: %s\n", precision_name(options.precision),
               VendorInt8Gemm::description().c_str());
   std::printf("vendor BF16 layer: %s\n", VendorBf16Layer::description().c_str());
+  std::printf("host ISA: %s; int8 engine: %s\n", host_isa_description().c_str(),
+              int8_engine_name().c_str());
   std::printf(
       "vendor GEMM self-check (37x24x64, its three products vs a double host loop): ok, worst "
       "error %.3f of "
@@ -598,6 +620,8 @@ int run(const Options& options, std::ofstream& json) {
         .str("precision", precision_name(options.precision))
         .str("vendor_int8_gemm", VendorInt8Gemm::description())
         .str("vendor_bf16_layer", VendorBf16Layer::description())
+        .str("host_isa", host_isa_description())
+        .str("int8_engine", int8_engine_name())
         .num("vendor_gemm_self_check_error_fraction", check)
         .integer("repeats", options.repeat)
         .str("timing",

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The integer path (SPEC §6) against its host-loop reference, bit for bit: forward,
 // backward_input and update_from_io in int8 on every shape edge, row split, workspace size, team
-// size and host engine (VNNI and portable), non-finite and zero inputs, and the bounds.
+// size and host engine (AMX, VNNI, AVX2 and portable), non-finite and zero inputs, and the bounds.
 #include "Test_Helpers.hpp"
 
 #include "IntegerReference.hpp"
@@ -18,14 +18,14 @@ namespace TernaryCounter::Test {
 namespace {
 
 /// Runs the body once per host engine of the integer products (this CPU's best: AMX or VNNI;
-/// VNNI; the portable engine), each as TERNARYCOUNTER_HOST_ISA would choose it; other backends
-/// have one engine.
+/// VNNI; AVX2; the portable engine), each as TERNARYCOUNTER_HOST_ISA would choose it; other
+/// backends have one engine.
 template <class Body>
 void for_each_engine(Body body) {
   const char* previous = std::getenv("TERNARYCOUNTER_HOST_ISA");
   const std::optional<std::string> saved =
       previous ? std::optional<std::string>(previous) : std::nullopt;
-  for (const char* engine : {"default", "avx512", "baseline"}) {
+  for (const char* engine : {"default", "avx512", "avx2", "baseline"}) {
     if (std::string(engine) != "default") {
       if (!std::is_same_v<MemSpace, Kokkos::HostSpace>) break;
       Impl::force_host_isa(engine);
@@ -178,6 +178,46 @@ TEST(Integer, UpdateFromIOMatchesTheReferenceInEverySplit) {
       }
     });
   }
+}
+
+// The longest sums at the int8 bound: |q| = 127, |t| = 1 and every term of a sum of one sign, in
+// all three products (the AVX2 engine's int16 partial sums at their largest, HostInt8Avx2.hpp).
+TEST(Integer, ExtremeSumsAreExact) {
+  const std::int64_t M = 136, out = 260, in = 1032;
+  const int C = 8;
+  Kokkos::View<std::uint8_t**, Kokkos::HostSpace> codes("codes", out, in);
+  Kokkos::View<float*, Kokkos::HostSpace> scale("scale", out), v("v", out);
+  for (std::int64_t o = 0; o < out; ++o) {
+    for (std::int64_t i = 0; i < in; ++i) {
+      codes(o, i) = std::uint8_t(o % 2 == 0 ? code_count(C) - 1 : 0);  // t = 1, -1
+    }
+    scale(o) = 0.5f;
+    v(o) = 0.01f;
+  }
+  const HostState start = pack_state("TernaryCounter::test::extreme_state", codes, scale, v, C);
+  std::vector<float> x(M * in), g(M * out);
+  for (std::int64_t m = 0; m < M; ++m) {
+    const float sign = m % 3 == 0 ? -1.0f : 1.0f;
+    for (std::int64_t i = 0; i < in; ++i) x[m * in + i] = sign;
+    for (std::int64_t o = 0; o < out; ++o) g[m * out + o] = 0.25f * sign * (o % 2 == 0 ? 1 : -1);
+  }
+  const std::uint32_t seed = 77u;
+  const std::vector<float> want_y = Reference::Int8::forward(start, x.data(), M);
+  const std::vector<float> want_gx = Reference::Int8::backward_input(start, g.data(), M, seed);
+  const UpdateParams params = int8_params(5);
+  const HostState want = create_mirror_and_copy(Kokkos::DefaultHostExecutionSpace{}, start);
+  Reference::Int8::update_from_io(want, x.data(), g.data(), M, params);
+  for_each_engine([&] {
+    const DeviceState state = to_device(start);
+    DeviceMatrix y("y", M, out), gx("gx", M, in);
+    forward(ExecSpace{}, state, to_device(x, M, in), y, {Precision::int8});
+    backward_input(ExecSpace{}, state, to_device(g, M, out), gx, {Precision::int8, seed});
+    EXPECT_TRUE(same_bits(to_vector(y), want_y));
+    EXPECT_TRUE(same_bits(to_vector(gx), want_gx));
+    update_from_io(ExecSpace{}, state, to_device(x, M, in), to_device(g, M, out), params,
+                   Precision::int8);
+    EXPECT_TRUE(same_state(to_host(state), want));
+  });
 }
 
 TEST(Integer, NonFiniteAndZeroInputs) {

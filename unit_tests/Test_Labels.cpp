@@ -56,15 +56,14 @@ Matrix filled(const char* label, std::int64_t rows, std::int64_t cols, float val
   return m;
 }
 
-/// The label of an integer product: the hosts' engines add "::vnni" or "::amx" to it.
+/// The label of an integer product: the hosts' engines add "::avx2", "::vnni" or "::amx" to it.
 std::string int8_label(const std::string& product) {
   using Impl::HostInt8::Engine;
   const Engine engine =
       std::is_same_v<MemSpace, Kokkos::HostSpace> ? Impl::HostInt8::engine() : Engine::portable;
   return "TernaryCounter::" + product +
-         (engine == Engine::amx    ? "::amx"
-          : engine == Engine::vnni ? "::vnni"
-                                   : "");
+         (engine == Engine::portable ? ""
+                                     : std::string("::") + Impl::host_int8_engine_name(engine));
 }
 
 constexpr bool on_host = std::is_same_v<MemSpace, Kokkos::HostSpace>;
@@ -76,12 +75,12 @@ constexpr bool vendor_int8_gemm = std::is_same_v<ExecSpace, Kokkos::Cuda>;
 constexpr bool vendor_int8_gemm = false;
 #endif
 
-/// forward's integer path: a few samples decode codes in registers (hosts with VBMI: up to
+/// forward's integer path: a few samples decode codes in registers (hosts with VBMI and VNNI: up to
 /// HostInt8::few_samples; GPUs: up to 16 over a depth of a multiple of 16), others a product.
 std::vector<std::string> int8_forward_labels(std::int64_t M, std::int64_t in) {
-  const bool few = on_host ? Impl::HostInt8::engine() != Impl::HostInt8::Engine::portable &&
-                                 Impl::HostInt8::runs_vbmi() && M <= Impl::HostInt8::few_samples
-                           : M <= 16 && in % 16 == 0;
+  const bool few =
+      on_host ? Impl::HostInt8::runs_few_sample_forward() && M <= Impl::HostInt8::few_samples
+              : M <= 16 && in % 16 == 0;
   std::vector<std::string> labels = {"TernaryCounter::forward::quantize_x"};
   if (few) {
     labels.push_back("TernaryCounter::forward::int8_few_samples");

@@ -24,8 +24,8 @@ inline constexpr std::int64_t few_sample_update_max = 16;
 
 template <class ExecSpace>
 struct Capabilities {
-  /// Host threads: the integer engines are the host ISA's (VNNI, AMX or portable; host_isa()),
-  /// and the quantized x of the weight gradient is [M, in] (else transposed, [in, Mp]).
+  /// Host threads: the integer engines are the host ISA's (host_isa(): AVX2, VNNI, AMX or
+  /// portable), and the quantized x of the weight gradient is [M, in] (else transposed, [in, Mp]).
   static constexpr bool host = std::is_same_v<typename ExecSpace::memory_space, Kokkos::HostSpace>;
   /// The vendor int8 GEMM of this backend.
   static constexpr VendorInt8Gemm vendor_int8 =

@@ -4,6 +4,7 @@
 
 #include "TernaryCounter_ViewTypes.hpp"
 #include "engines/TernaryCounter_HostInt8Gemm.hpp"
+#include "engines/TernaryCounter_HostIsa.hpp"
 #include "engines/TernaryCounter_Quantize.hpp"
 #include "engines/TernaryCounter_QuantizedRows.hpp"
 
@@ -144,7 +145,11 @@ struct ColumnQuantizer {
     }
   }
 
+  /// Block b, in its AVX2 copy where the CPU has AVX2 (run_team_body).
   KOKKOS_INLINE_FUNCTION void operator()(std::int64_t b) const {
+    run_team_body(*this, b);
+  }
+  KOKKOS_INLINE_FUNCTION void team_body(std::int64_t b) const {
     const std::int64_t in = x.extent(1), out = grad_out.extent(1);
     const bool of_x = b < blocks(in);
     const std::int64_t c0 = (of_x ? b : b - blocks(in)) * width;

@@ -1,22 +1,26 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
-// The hosts' engine of the integer products (see TernaryCounter_IntegerOperands.hpp for what
+// The hosts' engines of the integer products (see TernaryCounter_IntegerOperands.hpp for what
 // they compute), chosen at run time: AMX tiles (`tdpbsud`, 16 x 16 x 64 products per
 // instruction) on CPUs with AMX-INT8 whose kernel grants the tile state, else AVX-512 VNNI
-// (`vpdpbusd`, 64 products per instruction). TERNARYCOUNTER_HOST_ISA=avx512 asks for VNNI, any
-// other value (baseline, avx2) for the portable engine: the tests run every engine on one CPU.
+// (`vpdpbusd`, 64 products per instruction), else AVX2 (`vpmaddubsw`, 32 products per
+// instruction; HostInt8Avx2.hpp). TERNARYCOUNTER_HOST_ISA=avx512 asks for VNNI, avx2 for AVX2,
+// baseline for the portable engine: the tests run every engine on one CPU.
 //
 // vpdpbusd multiplies unsigned bytes by signed bytes, so B is packed with an offset that makes it
 // unsigned (t + 1 for ternary weights, q + 128 for int8) and the offset times A's row sums is
 // subtracted afterwards: an integer identity, so the results equal the portable engine's.
 //
 // Blocking: threads take panels of B's columns, pack a panel (its whole depth, strips of 32
-// columns, 4 depths per 32-bit word: the layout both vpdpbusd and AMX's B tiles read) into a
-// buffer of their own, and run micro-tiles over every row of A: 8 rows x 32 columns in 16 VNNI
-// registers, or 32 x 32 in four AMX accumulator tiles. The panel stays in L2; only a panel of B
-// is ever unpacked, never all of W.
+// columns, 4 depths per 32-bit word: the layout vpdpbusd, AMX's B tiles and vpmaddubsw read;
+// HostInt8Panels.hpp) into a buffer of their own, and run micro-tiles over every row of A: 8 rows
+// x 32 columns in 16 VNNI registers, 32 x 32 in four AMX accumulator tiles, or 2 x 32 in AVX2
+// registers (strip by strip, so that the strip stays in L1). The panel stays in L2; only a panel
+// of B is ever unpacked, never all of W.
 #pragma once
 
 #include "TernaryCounter_Codes.hpp"
+#include "engines/TernaryCounter_HostInt8Avx2.hpp"
+#include "engines/TernaryCounter_HostInt8Panels.hpp"
 #include "engines/TernaryCounter_HostIsa.hpp"
 #include "engines/TernaryCounter_IntegerOperands.hpp"
 
@@ -38,11 +42,9 @@
 
 namespace TernaryCounter::Impl::HostInt8 {
 
-inline constexpr int strip_cols = 32;  ///< columns of a micro-tile: two 16-lane registers
-inline constexpr int micro_rows = 8;   ///< rows of a VNNI micro-tile (16 accumulators of 32)
-inline constexpr int amx_rows = 32;    ///< rows of an AMX micro-tile: two 16-row A tiles
-inline constexpr int amx_depth = 64;   ///< depths of one AMX tile product
-inline constexpr std::int64_t panel_budget_bytes = 256 << 10;  ///< a packed panel, in L2
+inline constexpr int micro_rows = 8;  ///< rows of a VNNI micro-tile (16 accumulators of 32)
+inline constexpr int amx_rows = 32;   ///< rows of an AMX micro-tile: two 16-row A tiles
+inline constexpr int amx_depth = 64;  ///< depths of one AMX tile product
 
 using Engine = HostInt8Engine;
 
@@ -62,84 +64,6 @@ inline Engine engine() {
 }
 
 static_assert(amx_depth == int8_depth_padding && amx_rows <= int8_padding_rows);
-
-/// The unsigned offset the packing adds to B's values.
-template <class B>
-constexpr int b_offset = 128;
-template <class M>
-constexpr int b_offset<TernaryByColumn<M>> = 1;
-template <class M>
-constexpr int b_offset<TernaryByDepth<M>> = 1;
-
-/// t + 1 of the two codes in 12 bits of a packed group, as two bytes.
-struct TernaryPairTable {
-  std::uint16_t bytes[4096];
-  explicit TernaryPairTable(int C) {
-    for (int pair = 0; pair < 4096; ++pair) {
-      bytes[pair] = std::uint16_t((decode_ternary(pair & 63, C) + 1) |
-                                  (decode_ternary(pair >> 6, C) + 1) << 8);
-    }
-  }
-  /// The four t + 1 of a packed group's 24-bit word, one per byte.
-  std::uint32_t expand(std::uint32_t word) const {
-    return std::uint32_t(bytes[word & 4095u]) | std::uint32_t(bytes[word >> 12]) << 16;
-  }
-};
-
-/// Word w of strip s in a packed panel: depths 4 k4 .. 4 k4 + 3 of panel column 32 s + j.
-inline std::int64_t packed_index(std::int64_t groups, std::int64_t j, std::int64_t k4) {
-  return (j / strip_cols) * groups * strip_cols + k4 * strip_cols + j % strip_cols;
-}
-
-/// Packs columns [c0, c0 + nc) of B, every depth group, into `panel` (see packed_index).
-template <class M>
-void pack(const TernaryByColumn<M>& b, const TernaryPairTable& table, std::int64_t groups,
-          std::int64_t c0, std::int64_t nc, std::uint32_t* panel) {
-  for (std::int64_t j = 0; j < nc; ++j) {
-    const std::uint8_t* row = &b.codes(c0 + j, 0);
-    std::uint32_t* strip = panel + packed_index(groups, j, 0);
-    const std::int64_t real = std::min(groups, b.depth() / 4);  // the rest is depth padding
-    for (std::int64_t k4 = 0; k4 < real; ++k4) {
-      strip[k4 * strip_cols] = table.expand(load_group(row + 3 * k4));
-    }
-    for (std::int64_t k4 = real; k4 < groups; ++k4) strip[k4 * strip_cols] = 0u;
-  }
-}
-
-template <class M>
-void pack(const TernaryByDepth<M>& b, const TernaryPairTable& table, std::int64_t groups,
-          std::int64_t c0, std::int64_t nc, std::uint32_t* panel) {
-  const std::int64_t depth = b.depth();
-  for (std::int64_t k4 = 0; k4 < groups; ++k4) {
-    for (int e = 0; e < 4; ++e) {
-      const std::int64_t k = 4 * k4 + e;
-      for (std::int64_t j = 0; j < nc; j += 4) {  // c0 and nc are multiples of 4
-        const std::uint32_t t4 =
-            k < depth ? table.expand(load_group(&b.codes(k, 3 * ((c0 + j) / 4)))) : 0u;
-        for (int l = 0; l < 4; ++l) {
-          auto* bytes = reinterpret_cast<std::uint8_t*>(panel + packed_index(groups, j + l, k4));
-          bytes[e] = std::uint8_t(t4 >> (8 * l));
-        }
-      }
-    }
-  }
-}
-
-template <class M>
-void pack(const Int8ByDepth<M>& b, const TernaryPairTable&, std::int64_t groups, std::int64_t c0,
-          std::int64_t nc, std::uint32_t* panel) {
-  const std::int64_t depth = b.depth();
-  for (std::int64_t k4 = 0; k4 < groups; ++k4) {
-    for (int e = 0; e < 4; ++e) {
-      const std::int64_t k = 4 * k4 + e;
-      const std::int8_t* row = k < depth ? &b.q(k, c0) : nullptr;
-      for (std::int64_t j = 0; j < nc; ++j) {
-        auto* bytes = reinterpret_cast<std::uint8_t*>(panel + packed_index(groups, j, k4));
-        bytes[e] = row != nullptr ? std::uint8_t(int(row[j]) + 128) : std::uint8_t(0);
-      }
-    }
-  }
-}
 
 #if TERNARYCOUNTER_HOST_VNNI
 /// One micro-tile: rows [r0, r0 + MR) of A against one packed strip; sums (offset removed) of
@@ -351,6 +275,12 @@ __attribute__((target("avx512f,avx512bw,avx512vbmi,avx512vnni"))) void few_sampl
 }
 #endif
 
+/// Whether forward of at most few_samples samples runs few_sample_forward (VBMI and a VNNI or
+/// AMX engine).
+inline bool runs_few_sample_forward() {
+  return runs_vbmi() && (engine() == Engine::vnni || engine() == Engine::amx);
+}
+
 /// forward of at most few_samples samples on hosts with VBMI and VNNI (call only then): A =
 /// the quantized samples [M + padding, lda], its depth padded with zeros to whole 64-weight
 /// chunks.
@@ -388,7 +318,7 @@ void few_sample_forward([[maybe_unused]] const ExecSpace& space,
 #endif
 }
 
-/// C = A B on a host execution space with the VNNI or AMX engine. A: [rows + padding_rows,
+/// C = A B on a host execution space with the AVX2, VNNI or AMX engine. A: [rows + padding_rows,
 /// lda] int8, its depth padded with zeros to padded_depth, with row sums `row_sums`; b: cols()
 /// columns.
 template <class ExecSpace, class B, class Epilogue>
@@ -418,7 +348,8 @@ void gemm([[maybe_unused]] Engine engine, [[maybe_unused]] const ExecSpace& spac
   Kokkos::View<std::uint32_t**, Kokkos::LayoutRight, Kokkos::HostSpace> buffers(
       Kokkos::view_alloc(std::string(label) + "::panels", Kokkos::WithoutInitializing),
       token.size(), panel_words);
-  const int offset = b_offset<B>;
+  constexpr bool ternary = b_offset<B> == 1;
+  const int offset = engine == Engine::avx2 && !ternary ? 0 : b_offset<B>;
   Kokkos::parallel_for(
       label, Kokkos::RangePolicy<ExecSpace, Kokkos::Schedule<Kokkos::Dynamic>>(space, 0, panels),
       [&](std::int64_t p) {
@@ -431,7 +362,18 @@ void gemm([[maybe_unused]] Engine engine, [[maybe_unused]] const ExecSpace& spac
           std::uint32_t* last = panel + (width / strip_cols) * strip_cols * groups;
           std::fill(last, last + strip_cols * groups, 0u);
         }
-        pack(b, table, groups, c0, width, panel);
+        pack(b, table, groups, c0, width, panel, offset);
+        if (engine == Engine::avx2) {  // a strip stays in L1 while every row passes
+          for (std::int64_t j = 0; j < width; j += strip_cols) {
+            for (std::int64_t r0 = 0; r0 < rows; r0 += avx2_rows) {
+              avx2_tile_rows<ternary>(int(std::min<std::int64_t>(avx2_rows, rows - r0)), a.q.data(),
+                                      lda, row_sums, offset, panel + j * groups, groups, r0, c0 + j,
+                                      int(std::min<std::int64_t>(strip_cols, width - j)), epilogue);
+            }
+          }
+          token.release(id);
+          return;
+        }
         if (engine == Engine::amx) {
           amx_begin();
           for (std::int64_t r0 = 0; r0 < rows; r0 += amx_rows) {

@@ -42,12 +42,26 @@
 namespace TernaryCounter::Impl {
 
 /// The hosts' engines of the integer products (HostInt8Gemm.hpp).
-enum class HostInt8Engine { portable, vnni, amx };
+enum class HostInt8Engine { portable, avx2, vnni, amx };
+
+/// The engine's name, as the products' labels and the perf driver print it.
+inline const char* host_int8_engine_name(HostInt8Engine engine) {
+  switch (engine) {
+    case HostInt8Engine::avx2:
+      return "avx2";
+    case HostInt8Engine::vnni:
+      return "vnni";
+    case HostInt8Engine::amx:
+      return "amx";
+    default:
+      return "portable";
+  }
+}
 
 /// What the host kernels run on this CPU, decided once per process (host_isa()).
 /// TERNARYCOUNTER_HOST_ISA restricts it so that the tests run every copy on one CPU: "baseline"
-/// (no AVX2 copies, the portable int8 engine), "avx2" (AVX2 copies, no AVX-512, the portable
-/// int8 engine), "avx512" (VNNI but not AMX; the FP32 tiles keep the AVX2 micro-tiles).
+/// (no AVX2 copies, the portable int8 engine), "avx2" (AVX2 copies, no AVX-512, the AVX2 int8
+/// engine), "avx512" (VNNI but not AMX; the FP32 tiles keep the AVX2 micro-tiles).
 struct HostIsa {
   bool avx2_fma = false;         ///< the team kernels' AVX2 + FMA copies
   bool avx512_tiles = false;     ///< the FP32 tile GEMMs' AVX-512 micro-tiles
@@ -92,11 +106,14 @@ inline HostIsa detect_host_isa([[maybe_unused]] const char* forced) {
                     __builtin_cpu_supports("avx512vnni");
   if (forced == nullptr) {
     const bool amx = vnni && cpu_has_amx_int8() && amx_permitted();
-    isa.int8_engine = amx    ? HostInt8Engine::amx
-                      : vnni ? HostInt8Engine::vnni
-                             : HostInt8Engine::portable;
+    isa.int8_engine = amx            ? HostInt8Engine::amx
+                      : vnni         ? HostInt8Engine::vnni
+                      : isa.avx2_fma ? HostInt8Engine::avx2
+                                     : HostInt8Engine::portable;
   } else {
-    isa.int8_engine = named_avx512 && vnni ? HostInt8Engine::vnni : HostInt8Engine::portable;
+    isa.int8_engine = named_avx512 && vnni ? HostInt8Engine::vnni
+                      : isa.avx2_fma       ? HostInt8Engine::avx2
+                                           : HostInt8Engine::portable;
   }
 #endif
   return isa;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
-// C = A B of the integer products (SPEC §6) on the engine a dispatcher picked: the hosts' VNNI or
-// AMX engine, or the portable one (every backend).
+// C = A B of the integer products (SPEC §6) on the engine a dispatcher picked: the hosts' AVX2,
+// VNNI or AMX engine, or the portable one (every backend).
 #pragma once
 
 #include "engines/TernaryCounter_Capabilities.hpp"
@@ -17,8 +17,8 @@
 
 namespace TernaryCounter::Impl {
 
-/// C = A B by the hosts' VNNI or AMX engine where `engine` names one, else by the portable
-/// engine.
+/// C = A B by the hosts' AVX2, VNNI or AMX engine where `engine` names one, else by the
+/// portable engine.
 template <class ExecSpace, class B, class Epilogue>
 void run_integer_product(const ExecSpace& space, HostInt8Engine engine,
                          const QuantizedRows<typename ExecSpace::memory_space>& a, const B& b,
@@ -29,9 +29,8 @@ void run_integer_product(const ExecSpace& space, HostInt8Engine engine,
   if constexpr (host_space<ExecSpace>) {
     if (engine != HostInt8Engine::portable) {
       space.fence(label);  // the quantizers' results are read by host threads below
-      const char* suffix = engine == HostInt8Engine::amx ? "::amx" : "::vnni";
       HostInt8::gemm(engine, space, rows_a, a.sums.data(), b, C, rows, cols, epilogue,
-                     (std::string(label) + suffix).c_str());
+                     (std::string(label) + "::" + host_int8_engine_name(engine)).c_str());
       return;
     }
   }

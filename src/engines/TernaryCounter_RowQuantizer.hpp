@@ -5,6 +5,7 @@
 
 #include "TernaryCounter_ViewTypes.hpp"
 #include "engines/TernaryCounter_HostInt8Gemm.hpp"
+#include "engines/TernaryCounter_HostIsa.hpp"
 #include "engines/TernaryCounter_Quantize.hpp"
 #include "engines/TernaryCounter_QuantizedRows.hpp"
 #include "engines/TernaryCounter_VectorRowQuantizer.hpp"
@@ -49,8 +50,9 @@ struct RowQuantizer {
     }
   }
 
-  /// Hosts: row r by one thread.
-  KOKKOS_INLINE_FUNCTION void operator()(std::int64_t r) const {
+  /// Hosts: row r by one thread, in its AVX2 copy where the CPU has AVX2 (run_team_body).
+  KOKKOS_INLINE_FUNCTION void operator()(std::int64_t r) const { run_team_body(*this, r); }
+  KOKKOS_INLINE_FUNCTION void team_body(std::int64_t r) const {
     const std::int64_t depth = src.extent(1), padded = dst.q.extent(1);
     std::uint32_t amax_bits = 0;
     for (std::int64_t k = 0; k < depth; ++k) {

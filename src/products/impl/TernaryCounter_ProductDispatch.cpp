@@ -3,8 +3,8 @@
 // products of up to 16 samples over aligned rows by FewSampleProduct (not on HIP: Tiling), other
 // products of a few samples by SmallBatchProduct, else the tile engine. int8 (SPEC §6): the
 // input quantized by rows, then the hosts' few-sample VBMI kernel, the GPUs' few-sample kernel,
-// the vendor GEMM (CUDA) or the integer engines (VNNI / AMX on hosts, else portable), in that
-// order where each serves.
+// the vendor GEMM (CUDA) or the integer engines (AVX2 / VNNI / AMX on hosts, else portable), in
+// that order where each serves.
 #include "products/impl/TernaryCounter_ProductDispatch.hpp"
 
 #include "core/TernaryCounter_Validation.hpp"
@@ -58,19 +58,19 @@ void run_product(const ExecSpace& space, const Product& product, const std::stri
 /// The int8 products' engines (SPEC §6). Each takes the operand quantized by rows, the
 /// quantizer being its prologue: an engine that quantizes as it loads takes its place here.
 enum class Int8ProductEngine {
-  host_few_sample,  ///< hosts with VBMI: codes decoded in registers, each weight used M times
+  host_few_sample,  ///< hosts with VBMI and VNNI: codes decoded in registers, each weight used M
+                    ///< times
   gpu_few_sample,   ///< GPUs: each packed code read once
   vendor_gemm,      ///< the vendor GEMM over blocks of decoded weights (the integer engine where
                     ///< it declines)
-  integer,          ///< the integer engine: VNNI / AMX on hosts (host_isa()), else portable
+  integer,          ///< the integer engine: AVX2 / VNNI / AMX on hosts (host_isa()), else portable
 };
 
 template <class ExecSpace>
 Int8ProductEngine int8_forward_engine(std::int64_t M, std::int64_t in) {
   using Caps = Capabilities<ExecSpace>;
   if constexpr (Caps::host) {
-    const HostIsa& isa = host_isa();
-    if (M <= HostInt8::few_samples && isa.int8_engine != HostInt8Engine::portable && isa.vbmi) {
+    if (M <= HostInt8::few_samples && HostInt8::runs_few_sample_forward()) {
       return Int8ProductEngine::host_few_sample;
     }
   }

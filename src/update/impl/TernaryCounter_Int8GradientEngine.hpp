@@ -18,7 +18,7 @@
 namespace TernaryCounter::Impl {
 
 enum class Int8GradientEngine {
-  host_integer,     ///< the host ISA's integer engine (VNNI, AMX or portable), epilogue fused
+  host_integer,     ///< the host ISA's integer engine (AVX2, VNNI, AMX or portable), epilogue fused
   few_sample_rows,  ///< the row update forms G from the operands (no G in memory; CUDA, M <= 16)
   vendor_gemm,      ///< the vendor GEMM writes int32 G; the caller consumes it
   portable,         ///< the portable integer engine, epilogue fused

@@ -2,8 +2,8 @@
 // The dispatcher of update and update_from_io (see UpdateDispatch.hpp). The row update runs
 // chunk by chunk (update_in_chunks, the one loop); update_from_io's weight gradient of a chunk is
 // formed by the tile engine in FP32 (SPEC §3), or in int8 (SPEC §6) from operands quantized once
-// per call: on hosts by the VNNI / AMX or portable engine, on GPUs by the vendor GEMM where it
-// runs, else by the portable engine.
+// per call: on hosts by the AVX2 / VNNI / AMX or portable engine, on GPUs by the vendor GEMM where
+// it runs, else by the portable engine.
 #include "update/impl/TernaryCounter_UpdateDispatch.hpp"
 
 #include "core/TernaryCounter_Validation.hpp"
