@@ -81,6 +81,31 @@ void backward_input(const ExecSpace& space,
   Impl::dispatch_backward_input(space, state, grad_out, grad_x, options);
 }
 
+namespace {
+
+/// A product of a 16-bit input: the input widened, `dispatch(input, output)` on floats, and a
+/// 16-bit output rounded from its float result.
+template <class ExecSpace, class T, class U, class Dispatch>
+void widened_product(const ExecSpace& space,
+                     const InputView<typename ExecSpace::memory_space, T>& input,
+                     const OutputView<typename ExecSpace::memory_space, U>& output,
+                     const Dispatch& dispatch, const std::string& call) {
+  constexpr bool float_output = std::is_same_v<U, float>;
+  Impl::ScratchArena<ExecSpace, Impl::WideningScratch> arena(
+      space, Impl::widened_bytes(input.extent(0), input.extent(1)) +
+                 (float_output ? 0 : Impl::widened_bytes(output.extent(0), output.extent(1))));
+  const auto input_float = Impl::widened(space, arena, input, (call + "::widen").c_str());
+  if constexpr (float_output) {
+    dispatch(input_float, output);
+  } else {
+    const auto output_float = Impl::float_result(arena, output);
+    dispatch(input_float, output_float);
+    Impl::narrow_into(space, output_float, output, (call + "::narrow").c_str());
+  }
+}
+
+}  // namespace
+
 template <class ExecSpace, class T, class U>
 void Impl::forward_widened(const ExecSpace& space,
                            const PackedState<typename ExecSpace::memory_space>& state,
@@ -89,18 +114,12 @@ void Impl::forward_widened(const ExecSpace& space,
                            const ProductOptions& options) {
   Kokkos::Profiling::ScopedRegion region("TernaryCounter::forward");
   validate_product("forward", state, options, x, "x", y, "y", true);
-  const std::int64_t M = x.extent(0);
-  constexpr bool float_output = std::is_same_v<U, float>;
-  ScratchArena<ExecSpace, WideningScratch> arena(
-      space, widened_bytes(M, state.in()) + (float_output ? 0 : widened_bytes(M, state.out())));
-  const auto x_float = widened(space, arena, x, "TernaryCounter::forward::widen_x");
-  if constexpr (float_output) {
-    dispatch_forward(space, state, x_float, y, options);
-  } else {
-    const auto y_float = float_result(arena, y);
-    dispatch_forward(space, state, x_float, y_float, options);
-    narrow_into(space, y_float, y, "TernaryCounter::forward::narrow_y");
-  }
+  widened_product(
+      space, x, y,
+      [&](const auto& input, const auto& output) {
+        dispatch_forward(space, state, input, output, options);
+      },
+      "TernaryCounter::forward");
 }
 
 template <class ExecSpace, class T, class U>
@@ -111,19 +130,12 @@ void Impl::backward_input_widened(const ExecSpace& space,
                                   const ProductOptions& options) {
   Kokkos::Profiling::ScopedRegion region("TernaryCounter::backward_input");
   validate_product("backward_input", state, options, grad_out, "grad_out", grad_x, "grad_x", false);
-  const std::int64_t M = grad_out.extent(0);
-  constexpr bool float_output = std::is_same_v<U, float>;
-  ScratchArena<ExecSpace, WideningScratch> arena(
-      space, widened_bytes(M, state.out()) + (float_output ? 0 : widened_bytes(M, state.in())));
-  const auto grad_out_float =
-      widened(space, arena, grad_out, "TernaryCounter::backward_input::widen_grad_out");
-  if constexpr (float_output) {
-    dispatch_backward_input(space, state, grad_out_float, grad_x, options);
-  } else {
-    const auto grad_x_float = float_result(arena, grad_x);
-    dispatch_backward_input(space, state, grad_out_float, grad_x_float, options);
-    narrow_into(space, grad_x_float, grad_x, "TernaryCounter::backward_input::narrow_grad_x");
-  }
+  widened_product(
+      space, grad_out, grad_x,
+      [&](const auto& input, const auto& output) {
+        dispatch_backward_input(space, state, input, output, options);
+      },
+      "TernaryCounter::backward_input");
 }
 
 #define TERNARYCOUNTER_INSTANTIATE_LINEAR(SPACE)                                               \
