@@ -25,14 +25,14 @@ enum class ColumnPass { both, absmax, quantize };
 /// columns' scales and gq's row sums.
 /// A thread takes `width` adjacent columns of one matrix and reads the samples' rows contiguously
 /// (in loops that vectorize); gq's transposed rows are written through a small tile of `tile`
-/// samples.
-template <class ExecSpace>
+/// samples. A 16-bit x and grad_out (T) are widened as they are read (exact: the float bits).
+template <class ExecSpace, class T = float>
 struct ColumnQuantizer {
   using Mem = typename ExecSpace::memory_space;
   static_assert(std::is_same_v<Mem, Kokkos::HostSpace>);
   static constexpr int width = 128;
   static constexpr int tile = 64;
-  InputView<Mem> x, grad_out;
+  InputView<Mem, T> x, grad_out;
   Int8Matrix<Mem> xq;
   FloatVector<Mem> x_scale;
   QuantizedRows<Mem> gq;
@@ -57,7 +57,7 @@ struct ColumnQuantizer {
   KOKKOS_INLINE_FUNCTION void quantize_x_rows(std::int64_t c0, const float* amax) const {
     const std::int64_t M = x.extent(0);
 #if TERNARYCOUNTER_HOST_VNNI
-    if constexpr (W % 16 == 0) {
+    if constexpr (W % 16 == 0 && std::is_same_v<T, float>) {
       if (avx512) {
         for (std::int64_t m = 0; m < M; ++m) {
           HostInt8::quantize_nearest_columns(&x(m, c0), W, amax, &xq(m, c0));
@@ -67,9 +67,9 @@ struct ColumnQuantizer {
     }
 #endif
     for (std::int64_t m = 0; m < M; ++m) {
-      const float* row = &x(m, c0);
+      const T* row = &x(m, c0);
       std::int8_t* q = &xq(m, c0);
-      for (int j = 0; j < W; ++j) q[j] = std::int8_t(QuantizeRule(amax[j]).nearest(row[j]));
+      for (int j = 0; j < W; ++j) q[j] = std::int8_t(QuantizeRule(amax[j]).nearest(widen(row[j])));
     }
   }
 
@@ -77,7 +77,7 @@ struct ColumnQuantizer {
   /// amax[j]: the absmax of column c0 + j of `m` (first: its index in amax_bits), from
   /// amax_bits in a quantize pass, else over the samples (and stored in an absmax pass).
   template <int W>
-  KOKKOS_INLINE_FUNCTION void column_absmax(const InputView<Mem>& m, std::int64_t c0,
+  KOKKOS_INLINE_FUNCTION void column_absmax(const InputView<Mem, T>& m, std::int64_t c0,
                                             std::int64_t first, float* amax) const {
     if (pass == ColumnPass::quantize) {
       for (int j = 0; j < W; ++j) amax[j] = absmax_from_bits(amax_bits(first + c0 + j));
@@ -85,8 +85,8 @@ struct ColumnQuantizer {
     }
     for (int j = 0; j < W; ++j) amax[j] = 0.0f;
     for (std::int64_t s = 0; s < std::int64_t(m.extent(0)); ++s) {
-      const float* row = &m(s, c0);
-      for (int j = 0; j < W; ++j) amax[j] = absmax_join(amax[j], absmax_term(row[j]));
+      const T* row = &m(s, c0);
+      for (int j = 0; j < W; ++j) amax[j] = absmax_join(amax[j], absmax_term(widen(row[j])));
     }
     if (pass == ColumnPass::absmax) {
       for (int j = 0; j < W; ++j)
@@ -123,10 +123,10 @@ struct ColumnQuantizer {
       for (int e = 0; e < n; ++e) {
         const std::int64_t m = m0 + e;
         if (m < M) {
-          const float* row = &grad_out(m, o0);
+          const T* row = &grad_out(m, o0);
           for (int j = 0; j < W; ++j) {
             const int v = QuantizeRule(amax[j]).stochastic(
-                row[j], uniform01(key, column_elem[j] + std::uint32_t(m)));
+                widen(row[j]), uniform01(key, column_elem[j] + std::uint32_t(m)));
             q[e][j] = std::int8_t(v);
             sum[j] += v;
           }

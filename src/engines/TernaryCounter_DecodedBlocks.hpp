@@ -115,9 +115,9 @@ struct DecodeWeightColumns {
   }
 };
 
-/// out(r, c) = epilogue of the int32 sum the GEMM left in out(r, c)'s bits, for r < rows,
-/// c < cols: each element is read and written by one thread. A team per span of a row (no
-/// per-element division).
+/// The epilogue of the int32 sum the GEMM left in sums(r, c)'s bits, for r < rows, c < cols:
+/// each element is read and stored by one thread, so the epilogue may store into `sums` itself.
+/// A team per span of a row (no per-element division).
 template <class ExecSpace, class Epilogue>
 void finish_in_place(
     const ExecSpace& space,

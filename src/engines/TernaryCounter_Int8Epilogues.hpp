@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The integer products' epilogues (SPEC §6): an int32 sum to its float output, for forward,
-// backward_input and update_from_io's weight gradient. Every engine stores through them.
+// backward_input and update_from_io's weight gradient. Every engine stores through them; the
+// products' epilogues round the float into a 16-bit output as they store (T), so a bf16 output
+// costs no float pass.
 #pragma once
 
+#include "TernaryCounter_HalfFloats.hpp"
 #include "TernaryCounter_ViewTypes.hpp"
 #include "engines/TernaryCounter_QuantizedRows.hpp"
 
@@ -18,35 +21,35 @@ KOKKOS_INLINE_FUNCTION float canonical_nan(float v) {
   return v != v ? Kokkos::Experimental::quiet_NaN_v<float> : v;
 }
 
-/// y(m, o) = (float(Y) * s_m) * scale[o].
-template <class Mem>
+/// y(m, o) = (float(Y) * s_m) * scale[o], rounded to T.
+template <class Mem, class T = float>
 struct ForwardEpilogue {
-  OutputView<Mem> y;
+  OutputView<Mem, T> y;
   FloatVector<Mem> sample_scale;
   Kokkos::View<const float*, Mem> row_scale;
   KOKKOS_INLINE_FUNCTION void store(std::int64_t m, std::int64_t o, std::int32_t sum) const {
-    y(m, o) = canonical_nan((float(sum) * sample_scale(m)) * row_scale(o));
+    y(m, o) = narrow<T>(canonical_nan((float(sum) * sample_scale(m)) * row_scale(o)));
   }
   void store_run(std::int64_t m, std::int64_t o0, int n, const std::int32_t* sums) const {
     const float s = sample_scale(m);
-    float* out = &y(m, o0);
+    T* out = &y(m, o0);
     const float* scale = &row_scale(o0);
-    for (int j = 0; j < n; ++j) out[j] = canonical_nan((float(sums[j]) * s) * scale[j]);
+    for (int j = 0; j < n; ++j) out[j] = narrow<T>(canonical_nan((float(sums[j]) * s) * scale[j]));
   }
 };
 
-/// grad_x(m, i) = float(X) * r_m.
-template <class Mem>
+/// grad_x(m, i) = float(X) * r_m, rounded to T.
+template <class Mem, class T = float>
 struct BackwardInputEpilogue {
-  OutputView<Mem> grad_x;
+  OutputView<Mem, T> grad_x;
   FloatVector<Mem> sample_scale;
   KOKKOS_INLINE_FUNCTION void store(std::int64_t m, std::int64_t i, std::int32_t sum) const {
-    grad_x(m, i) = canonical_nan(float(sum) * sample_scale(m));
+    grad_x(m, i) = narrow<T>(canonical_nan(float(sum) * sample_scale(m)));
   }
   void store_run(std::int64_t m, std::int64_t i0, int n, const std::int32_t* sums) const {
     const float r = sample_scale(m);
-    float* out = &grad_x(m, i0);
-    for (int j = 0; j < n; ++j) out[j] = canonical_nan(float(sums[j]) * r);
+    T* out = &grad_x(m, i0);
+    for (int j = 0; j < n; ++j) out[j] = narrow<T>(canonical_nan(float(sums[j]) * r));
   }
 };
 

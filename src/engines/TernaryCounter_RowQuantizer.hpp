@@ -19,15 +19,17 @@ namespace TernaryCounter::Impl {
 
 /// Quantizes each row r of src [R, K] (times column_scale[k] when Scaled) to q(r, :): nearest,
 /// or stochastic on the stream `key` with elem = (first_row + r) * K + k (SPEC §6, forward /
-/// backward_input; first_row: the global index of row 0).
+/// backward_input; first_row: the global index of row 0). A 16-bit src (T) is widened as it is
+/// read: the widening is exact, so the bits are those of the float matrix.
 /// GPUs: a team per row, the absmax a team reduction (a max: any order). Hosts: a thread per row
 /// in loops that vectorize.
-template <class ExecSpace, bool Scaled, bool Stochastic>
+template <class ExecSpace, bool Scaled, bool Stochastic, class T = float>
 struct RowQuantizer {
   using Mem = typename ExecSpace::memory_space;
   using member_type = typename Kokkos::TeamPolicy<ExecSpace>::member_type;
   static constexpr bool host = std::is_same_v<Mem, Kokkos::HostSpace>;
-  InputView<Mem> src;
+  static constexpr bool float_src = std::is_same_v<T, float>;
+  InputView<Mem, T> src;
   Kokkos::View<const float*, Mem> column_scale;
   QuantizedRows<Mem> dst;
   std::uint32_t key = 0;
@@ -36,9 +38,9 @@ struct RowQuantizer {
 
   KOKKOS_INLINE_FUNCTION float value(std::int64_t r, std::int64_t k) const {
     if constexpr (Scaled) {
-      return src(r, k) * column_scale(k);
+      return widen(src(r, k)) * column_scale(k);
     } else {
-      return src(r, k);
+      return widen(src(r, k));
     }
   }
   KOKKOS_INLINE_FUNCTION int quantize(const QuantizeRule& rule, std::uint32_t row_elem,
@@ -65,7 +67,7 @@ struct RowQuantizer {
     std::int32_t sum = 0;
     bool vectorized = false;
 #if TERNARYCOUNTER_HOST_VNNI
-    if constexpr (host && !Scaled && !Stochastic) {
+    if constexpr (host && !Scaled && !Stochastic && float_src) {
       if (avx512 && !rule.zero) {
         sum = HostInt8::quantize_nearest_row(&src(r, 0), depth, amax, &dst.q(r, 0));
         vectorized = true;
@@ -119,7 +121,7 @@ struct RowQuantizer {
                            rows);
     } else {
 #ifdef KOKKOS_ENABLE_CUDA
-      if constexpr (std::is_same_v<ExecSpace, Kokkos::Cuda>) {  // rows of whole float4s
+      if constexpr (std::is_same_v<ExecSpace, Kokkos::Cuda> && float_src) {  // whole float4s
         using Vector = VectorRowQuantizer<ExecSpace, Scaled, Stochastic>;
         if (Vector::runs(src, column_scale)) {
           Vector{src, column_scale, dst.q, dst.scale, dst.sums, key, first_row}.run(space, label);

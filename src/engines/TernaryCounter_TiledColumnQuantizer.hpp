@@ -8,8 +8,10 @@
 // 2. quantize_columns: a team per 64 samples x 64 columns reads the tile row by row (coalesced),
 //    rounds, transposes through scratch and writes 64 rows of 64 bytes; each column's sum is
 //    added atomically (an integer sum: any order).
+// A 16-bit x and grad_out (T) are widened as they are read (exact: the float matrices' bits).
 #pragma once
 
+#include "TernaryCounter_ViewTypes.hpp"
 #include "engines/TernaryCounter_Float4.hpp"
 #include "engines/TernaryCounter_IntegerOperands.hpp"
 #include "engines/TernaryCounter_Quantize.hpp"
@@ -21,7 +23,7 @@
 
 namespace TernaryCounter::Impl {
 
-template <class ExecSpace>
+template <class ExecSpace, class T = float>
 struct TiledColumnQuantizer {
   using Mem = typename ExecSpace::memory_space;
   using member_type = typename Kokkos::TeamPolicy<ExecSpace>::member_type;
@@ -31,7 +33,7 @@ struct TiledColumnQuantizer {
   struct Absmax4 {};
   struct Quantize {};
 
-  Kokkos::View<const float**, Kokkos::LayoutRight, Mem> x, grad_out;
+  InputView<Mem, T> x, grad_out;
   Int8Matrix<Mem> xq;  ///< [in, Mp]
   Kokkos::View<float*, Mem> x_scale;
   Int8Matrix<Mem> gq;  ///< [out (+ padding rows), Mp]
@@ -56,7 +58,7 @@ struct TiledColumnQuantizer {
     const std::int64_t m1 = Kokkos::min(samples(), m0 + tile);
     std::uint32_t bits = 0;
     for (std::int64_t m = m0; m < m1; ++m) {
-      const std::uint32_t b = absmax_term_bits(c < in() ? x(m, c) : grad_out(m, c - in()));
+      const std::uint32_t b = absmax_term_bits(widen(c < in() ? x(m, c) : grad_out(m, c - in())));
       bits = b > bits ? b : bits;
     }
     if (bits != 0) Kokkos::atomic_max(&amax_bits(c), bits);
@@ -81,8 +83,8 @@ struct TiledColumnQuantizer {
   }
 
   /// Whether a matrix's rows are whole, aligned float4s (Absmax4).
-  static bool float4_rows(const Kokkos::View<const float**, Kokkos::LayoutRight, Mem>& a) {
-    return a.extent(1) % 4 == 0 && a.stride(0) % 4 == 0 &&
+  static bool float4_rows(const InputView<Mem, T>& a) {
+    return std::is_same_v<T, float> && a.extent(1) % 4 == 0 && a.stride(0) % 4 == 0 &&
            reinterpret_cast<std::uintptr_t>(a.data()) % 16 == 0;
   }
 
@@ -105,13 +107,13 @@ struct TiledColumnQuantizer {
       if (m < M && c < n) {
         const QuantizeRule rule(absmax_from_bits(amax_bits(first_amax + c)));
         if (of_x) {
-          v = rule.nearest(x(m, c));
+          v = rule.nearest(widen(x(m, c)));
         } else {
           const std::uint32_t elem =
               element_index(row_offset + c, stream_samples < 0 ? M : stream_samples,
                             sample_offset) +
               std::uint32_t(m);
-          v = rule.stochastic(grad_out(m, c), uniform01(key, elem));
+          v = rule.stochastic(widen(grad_out(m, c)), uniform01(key, elem));
         }
       }
       q[cl * pitch + ml] = std::int8_t(v);

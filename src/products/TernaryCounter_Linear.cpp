@@ -3,8 +3,6 @@
 
 #include "core/TernaryCounter_Validation.hpp"
 #include "engines/TernaryCounter_ExecutionSpaces.hpp"
-#include "engines/TernaryCounter_ScratchArena.hpp"
-#include "engines/TernaryCounter_Widening.hpp"
 #include "products/impl/TernaryCounter_ProductDispatch.hpp"
 
 #include <Kokkos_Profiling_ScopedRegion.hpp>
@@ -81,61 +79,26 @@ void backward_input(const ExecSpace& space,
   Impl::dispatch_backward_input(space, state, grad_out, grad_x, options);
 }
 
-namespace {
-
-/// A product of a 16-bit input: the input widened, `dispatch(input, output)` on floats, and a
-/// 16-bit output rounded from its float result.
-template <class ExecSpace, class T, class U, class Dispatch>
-void widened_product(const ExecSpace& space,
-                     const InputView<typename ExecSpace::memory_space, T>& input,
-                     const OutputView<typename ExecSpace::memory_space, U>& output,
-                     const Dispatch& dispatch, const std::string& call) {
-  constexpr bool float_output = std::is_same_v<U, float>;
-  Impl::ScratchArena<ExecSpace, Impl::WideningScratch> arena(
-      space, Impl::widened_bytes(input.extent(0), input.extent(1)) +
-                 (float_output ? 0 : Impl::widened_bytes(output.extent(0), output.extent(1))));
-  const auto input_float = Impl::widened(space, arena, input, (call + "::widen").c_str());
-  if constexpr (float_output) {
-    dispatch(input_float, output);
-  } else {
-    const auto output_float = Impl::float_result(arena, output);
-    dispatch(input_float, output_float);
-    Impl::narrow_into(space, output_float, output, (call + "::narrow").c_str());
-  }
-}
-
-}  // namespace
-
 template <class ExecSpace, class T, class U>
-void Impl::forward_widened(const ExecSpace& space,
-                           const PackedState<typename ExecSpace::memory_space>& state,
-                           const InputView<typename ExecSpace::memory_space, T>& x,
-                           const OutputView<typename ExecSpace::memory_space, U>& y,
-                           const ProductOptions& options) {
+void Impl::forward_half(const ExecSpace& space,
+                        const PackedState<typename ExecSpace::memory_space>& state,
+                        const InputView<typename ExecSpace::memory_space, T>& x,
+                        const OutputView<typename ExecSpace::memory_space, U>& y,
+                        const ProductOptions& options) {
   Kokkos::Profiling::ScopedRegion region("TernaryCounter::forward");
   validate_product("forward", state, options, x, "x", y, "y", true);
-  widened_product(
-      space, x, y,
-      [&](const auto& input, const auto& output) {
-        dispatch_forward(space, state, input, output, options);
-      },
-      "TernaryCounter::forward");
+  dispatch_forward(space, state, x, y, options);
 }
 
 template <class ExecSpace, class T, class U>
-void Impl::backward_input_widened(const ExecSpace& space,
-                                  const PackedState<typename ExecSpace::memory_space>& state,
-                                  const InputView<typename ExecSpace::memory_space, T>& grad_out,
-                                  const OutputView<typename ExecSpace::memory_space, U>& grad_x,
-                                  const ProductOptions& options) {
+void Impl::backward_input_half(const ExecSpace& space,
+                               const PackedState<typename ExecSpace::memory_space>& state,
+                               const InputView<typename ExecSpace::memory_space, T>& grad_out,
+                               const OutputView<typename ExecSpace::memory_space, U>& grad_x,
+                               const ProductOptions& options) {
   Kokkos::Profiling::ScopedRegion region("TernaryCounter::backward_input");
   validate_product("backward_input", state, options, grad_out, "grad_out", grad_x, "grad_x", false);
-  widened_product(
-      space, grad_out, grad_x,
-      [&](const auto& input, const auto& output) {
-        dispatch_backward_input(space, state, input, output, options);
-      },
-      "TernaryCounter::backward_input");
+  dispatch_backward_input(space, state, grad_out, grad_x, options);
 }
 
 #define TERNARYCOUNTER_INSTANTIATE_LINEAR(SPACE)                                               \
@@ -148,11 +111,11 @@ void Impl::backward_input_widened(const ExecSpace& space,
                                       const ProductOptions&);
 
 #define TERNARYCOUNTER_INSTANTIATE_LINEAR_WIDENED(SPACE, T, U)                             \
-  template void Impl::forward_widened<SPACE, T, U>(                                        \
+  template void Impl::forward_half<SPACE, T, U>(                                           \
       const SPACE&, const PackedState<SPACE::memory_space>&,                               \
       const InputView<SPACE::memory_space, T>&, const OutputView<SPACE::memory_space, U>&, \
       const ProductOptions&);                                                              \
-  template void Impl::backward_input_widened<SPACE, T, U>(                                 \
+  template void Impl::backward_input_half<SPACE, T, U>(                                    \
       const SPACE&, const PackedState<SPACE::memory_space>&,                               \
       const InputView<SPACE::memory_space, T>&, const OutputView<SPACE::memory_space, U>&, \
       const ProductOptions&);

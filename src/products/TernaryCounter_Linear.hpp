@@ -67,23 +67,24 @@ void backward_input(const PackedState<MemorySpace>& state,
 namespace Impl {
 /// forward and backward_input of a 16-bit input T with a float or T output U (below).
 template <class ExecSpace, class T, class U>
-void forward_widened(const ExecSpace& space,
-                     const PackedState<typename ExecSpace::memory_space>& state,
-                     const InputView<typename ExecSpace::memory_space, T>& x,
-                     const OutputView<typename ExecSpace::memory_space, U>& y,
-                     const ProductOptions& options);
+void forward_half(const ExecSpace& space,
+                  const PackedState<typename ExecSpace::memory_space>& state,
+                  const InputView<typename ExecSpace::memory_space, T>& x,
+                  const OutputView<typename ExecSpace::memory_space, U>& y,
+                  const ProductOptions& options);
 template <class ExecSpace, class T, class U>
-void backward_input_widened(const ExecSpace& space,
-                            const PackedState<typename ExecSpace::memory_space>& state,
-                            const InputView<typename ExecSpace::memory_space, T>& grad_out,
-                            const OutputView<typename ExecSpace::memory_space, U>& grad_x,
-                            const ProductOptions& options);
+void backward_input_half(const ExecSpace& space,
+                         const PackedState<typename ExecSpace::memory_space>& state,
+                         const InputView<typename ExecSpace::memory_space, T>& grad_out,
+                         const OutputView<typename ExecSpace::memory_space, U>& grad_x,
+                         const ProductOptions& options);
 }  // namespace Impl
 
 /// forward and backward_input of bfloat16 or float16 inputs (x, grad_out) with a float output
 /// or one of the input's type: the results of the input widened to float (exact: SPEC's bits
 /// of the widened input), written as float or rounded to the input's type (to nearest, ties to
-/// even). The same checks, errors and asynchrony as the float calls.
+/// even). The same checks, errors and asynchrony as the float calls. int8 quantizes the 16-bit
+/// input as it reads it and rounds into a 16-bit output as it stores; FP32 widens into scratch.
 template <class ExecSpace, class In, class Out>
 requires Impl::HalfProductViews<In, Out, typename ExecSpace::memory_space>
 void forward(const ExecSpace& space, const PackedState<typename ExecSpace::memory_space>& state,
@@ -91,8 +92,8 @@ void forward(const ExecSpace& space, const PackedState<typename ExecSpace::memor
   using Mem = typename ExecSpace::memory_space;
   using T = typename In::non_const_value_type;
   using U = typename Out::value_type;
-  Impl::forward_widened<ExecSpace, T, U>(space, state, InputView<Mem, T>(x), OutputView<Mem, U>(y),
-                                         options);
+  Impl::forward_half<ExecSpace, T, U>(space, state, InputView<Mem, T>(x), OutputView<Mem, U>(y),
+                                      options);
 }
 
 template <class ExecSpace, class In, class Out>
@@ -103,8 +104,8 @@ void backward_input(const ExecSpace& space,
   using Mem = typename ExecSpace::memory_space;
   using T = typename In::non_const_value_type;
   using U = typename Out::value_type;
-  Impl::backward_input_widened<ExecSpace, T, U>(space, state, InputView<Mem, T>(grad_out),
-                                                OutputView<Mem, U>(grad_x), options);
+  Impl::backward_input_half<ExecSpace, T, U>(space, state, InputView<Mem, T>(grad_out),
+                                             OutputView<Mem, U>(grad_x), options);
 }
 
 /// The 16-bit calls on the default execution space of the state's memory space.

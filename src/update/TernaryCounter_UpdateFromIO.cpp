@@ -3,9 +3,7 @@
 
 #include "core/TernaryCounter_Validation.hpp"
 #include "engines/TernaryCounter_ExecutionSpaces.hpp"
-#include "engines/TernaryCounter_ScratchArena.hpp"
 #include "engines/TernaryCounter_Tiling.hpp"
-#include "engines/TernaryCounter_Widening.hpp"
 #include "update/impl/TernaryCounter_RowUpdateKernel.hpp"
 #include "update/impl/TernaryCounter_UpdateDispatch.hpp"
 
@@ -45,11 +43,11 @@ void validate_workspace(
 }
 
 /// The update of validated arguments, enqueued on `space`.
-template <class ExecSpace>
+template <class ExecSpace, class T>
 void enqueue_update_from_io(
     const ExecSpace& space, const PackedState<typename ExecSpace::memory_space>& state,
-    const InputView<typename ExecSpace::memory_space>& x,
-    const InputView<typename ExecSpace::memory_space>& grad_out, const UpdateParams& params,
+    const InputView<typename ExecSpace::memory_space, T>& x,
+    const InputView<typename ExecSpace::memory_space, T>& grad_out, const UpdateParams& params,
     Precision precision,
     const Kokkos::View<float**, Kokkos::LayoutRight, typename ExecSpace::memory_space>& workspace,
     const SkippedRowsView<typename ExecSpace::memory_space>& skipped_rows) {
@@ -128,7 +126,7 @@ UpdateReport update_from_io(const ExecSpace& space,
 }
 
 template <class ExecSpace, class T>
-void Impl::update_from_io_widened(
+void Impl::update_from_io_half(
     const ExecSpace& space, const PackedState<typename ExecSpace::memory_space>& state,
     const InputView<typename ExecSpace::memory_space, T>& x,
     const InputView<typename ExecSpace::memory_space, T>& grad_out, const UpdateParams& params,
@@ -138,17 +136,11 @@ void Impl::update_from_io_widened(
   validate_io<ExecSpace, T>(state, x, grad_out, params, precision);
   validate_workspace<ExecSpace>(state, workspace);
   Impl::require_allocated("update_from_io", "skipped_rows", skipped_rows);
-  const std::int64_t M = x.extent(0);
-  ScratchArena<ExecSpace, WideningScratch> arena(
-      space, widened_bytes(M, state.in()) + widened_bytes(M, state.out()));
-  enqueue_update_from_io(
-      space, state, widened(space, arena, x, "TernaryCounter::update_from_io::widen_x"),
-      widened(space, arena, grad_out, "TernaryCounter::update_from_io::widen_grad_out"), params,
-      precision, workspace, skipped_rows);
+  enqueue_update_from_io(space, state, x, grad_out, params, precision, workspace, skipped_rows);
 }
 
 template <class ExecSpace, class T>
-UpdateReport Impl::update_from_io_widened(
+UpdateReport Impl::update_from_io_half(
     const ExecSpace& space, const PackedState<typename ExecSpace::memory_space>& state,
     const InputView<typename ExecSpace::memory_space, T>& x,
     const InputView<typename ExecSpace::memory_space, T>& grad_out, const UpdateParams& params,
@@ -164,7 +156,7 @@ UpdateReport Impl::update_from_io_widened(
         state.in());
   }
   const auto skipped = skipped_rows_view(space);
-  update_from_io_widened<ExecSpace, T>(space, state, x, grad_out, params, rows, skipped, precision);
+  update_from_io_half<ExecSpace, T>(space, state, x, grad_out, params, rows, skipped, precision);
   return wait_for_report(space, skipped);
 }
 
@@ -186,12 +178,12 @@ UpdateReport Impl::update_from_io_widened(
       const SkippedRowsView<SPACE::memory_space>&, Precision);
 
 #define TERNARYCOUNTER_INSTANTIATE_UPDATE_FROM_IO_WIDENED(SPACE, T)                                \
-  template void Impl::update_from_io_widened<SPACE, T>(                                            \
+  template void Impl::update_from_io_half<SPACE, T>(                                               \
       const SPACE&, const PackedState<SPACE::memory_space>&,                                       \
       const InputView<SPACE::memory_space, T>&, const InputView<SPACE::memory_space, T>&,          \
       const UpdateParams&, const Kokkos::View<float**, Kokkos::LayoutRight, SPACE::memory_space>&, \
       const SkippedRowsView<SPACE::memory_space>&, Precision);                                     \
-  template UpdateReport Impl::update_from_io_widened<SPACE, T>(                                    \
+  template UpdateReport Impl::update_from_io_half<SPACE, T>(                                       \
       const SPACE&, const PackedState<SPACE::memory_space>&,                                       \
       const InputView<SPACE::memory_space, T>&, const InputView<SPACE::memory_space, T>&,          \
       const UpdateParams&, const Kokkos::View<float**, Kokkos::LayoutRight, SPACE::memory_space>&, \

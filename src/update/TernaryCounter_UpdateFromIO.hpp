@@ -72,14 +72,14 @@ namespace Impl {
 /// update_from_io of 16-bit x and grad_out (below): asynchronous, and blocking (a workspace
 /// without rows: one of from_io_workspace_rows(out, in, params.workspace_bytes) rows).
 template <class ExecSpace, class T>
-void update_from_io_widened(
+void update_from_io_half(
     const ExecSpace& space, const PackedState<typename ExecSpace::memory_space>& state,
     const InputView<typename ExecSpace::memory_space, T>& x,
     const InputView<typename ExecSpace::memory_space, T>& grad_out, const UpdateParams& params,
     const Kokkos::View<float**, Kokkos::LayoutRight, typename ExecSpace::memory_space>& workspace,
     const SkippedRowsView<typename ExecSpace::memory_space>& skipped_rows, Precision precision);
 template <class ExecSpace, class T>
-UpdateReport update_from_io_widened(
+UpdateReport update_from_io_half(
     const ExecSpace& space, const PackedState<typename ExecSpace::memory_space>& state,
     const InputView<typename ExecSpace::memory_space, T>& x,
     const InputView<typename ExecSpace::memory_space, T>& grad_out, const UpdateParams& params,
@@ -88,9 +88,9 @@ UpdateReport update_from_io_widened(
 }  // namespace Impl
 
 /// update_from_io of bfloat16 or float16 x and grad_out (both of one type): the update of the
-/// inputs widened to float (exact: SPEC's bits of the widened inputs). The three forms of the
-/// float call: blocking with a workspace allocated for the call, blocking with the caller's
-/// workspace, asynchronous.
+/// inputs widened to float (exact: SPEC's bits of the widened inputs); int8 quantizes them as it
+/// reads them, FP32 widens them into scratch first. The three forms of the float call: blocking
+/// with a workspace allocated for the call, blocking with the caller's workspace, asynchronous.
 template <class ExecSpace, class X, class GradOut>
 requires Impl::HalfInputPair<X, GradOut, typename ExecSpace::memory_space> UpdateReport
 update_from_io(const ExecSpace& space, const PackedState<typename ExecSpace::memory_space>& state,
@@ -98,7 +98,7 @@ update_from_io(const ExecSpace& space, const PackedState<typename ExecSpace::mem
                Precision precision = Precision::fp32) {
   using Mem = typename ExecSpace::memory_space;
   using T = typename X::non_const_value_type;
-  return Impl::update_from_io_widened<ExecSpace, T>(
+  return Impl::update_from_io_half<ExecSpace, T>(
       space, state, InputView<Mem, T>(x), InputView<Mem, T>(grad_out), params, {}, precision);
 }
 
@@ -111,9 +111,9 @@ update_from_io(
     Precision precision = Precision::fp32) {
   using Mem = typename ExecSpace::memory_space;
   using T = typename X::non_const_value_type;
-  return Impl::update_from_io_widened<ExecSpace, T>(space, state, InputView<Mem, T>(x),
-                                                    InputView<Mem, T>(grad_out), params, workspace,
-                                                    precision);
+  return Impl::update_from_io_half<ExecSpace, T>(space, state, InputView<Mem, T>(x),
+                                                 InputView<Mem, T>(grad_out), params, workspace,
+                                                 precision);
 }
 
 template <class ExecSpace, class X, class GradOut>
@@ -126,9 +126,9 @@ void update_from_io(
     Precision precision = Precision::fp32) {
   using Mem = typename ExecSpace::memory_space;
   using T = typename X::non_const_value_type;
-  Impl::update_from_io_widened<ExecSpace, T>(space, state, InputView<Mem, T>(x),
-                                             InputView<Mem, T>(grad_out), params, workspace,
-                                             skipped_rows, precision);
+  Impl::update_from_io_half<ExecSpace, T>(space, state, InputView<Mem, T>(x),
+                                          InputView<Mem, T>(grad_out), params, workspace,
+                                          skipped_rows, precision);
 }
 
 /// Any other View types for x, grad_out or the workspace (e.g. LayoutLeft): a compile error

@@ -25,6 +25,14 @@ inline std::size_t decoded_block_scratch(std::int64_t rows, std::int64_t depth) 
   return scratch_bytes<std::int8_t>(decoded_block_rows(rows, depth) * depth);
 }
 
+/// The arena bytes of vendor_product: a block of decoded weights and, for a 16-bit output U,
+/// the GEMM's int32 sums [M, cols] (a float output holds them in its own elements).
+template <class U>
+std::size_t vendor_product_scratch(std::int64_t M, std::int64_t cols, std::int64_t depth) {
+  return decoded_block_scratch(cols, depth) +
+         (std::is_same_v<U, float> ? 0 : scratch_bytes<float>(M * cols));
+}
+
 /// The vendor's int8 GEMM c = a b^T into an output's memory (see cublas_int8_gemm): none here.
 template <class ExecSpace>
 bool vendor_int8_gemm(const ExecSpace&, std::int64_t, std::int64_t, std::int64_t,
@@ -42,27 +50,33 @@ inline bool vendor_int8_gemm(const Kokkos::Cuda& space, std::int64_t rows, std::
 #endif
 
 /// out [M, cols] = a W' on the vendor GEMM, W' decoded one block at a time by Decode (forward:
-/// rows of W, backward_input: columns of W), then the epilogue in place; false where the GEMM
-/// cannot run.
-template <template <class> class Decode, class ExecSpace, class Epilogue>
+/// rows of W, backward_input: columns of W), then the epilogue (in place in a float output);
+/// false where the GEMM cannot run. The arena holds vendor_product_scratch<U> bytes for it.
+template <template <class> class Decode, class ExecSpace, class U, class Epilogue>
 bool vendor_product(const ExecSpace& space, ScratchArena<ExecSpace>& arena,
                     const PackedState<typename ExecSpace::memory_space>& state,
                     const QuantizedRows<typename ExecSpace::memory_space>& a,
-                    const OutputView<typename ExecSpace::memory_space>& out,
+                    const OutputView<typename ExecSpace::memory_space, U>& out,
                     const Epilogue& epilogue, const char* label) {
+  using Mem = typename ExecSpace::memory_space;
   const std::int64_t M = out.extent(0), cols = out.extent(1), depth = a.q.extent(1);
   const std::int64_t block = decoded_block_rows(cols, depth);
-  const Int8Matrix<typename ExecSpace::memory_space> w(
-      arena.template take<std::int8_t>(block * depth), block, depth);
+  const Int8Matrix<Mem> w(arena.template take<std::int8_t>(block * depth), block, depth);
+  OutputView<Mem> sums;  // the GEMM's int32 sums, in float's bits
+  if constexpr (std::is_same_v<U, float>) {
+    sums = out;
+  } else {
+    sums = OutputView<Mem>(arena.template take<float>(M * cols), M, cols);
+  }
   for (std::int64_t c0 = 0; c0 < cols; c0 += block) {
     const std::int64_t n = std::min(block, cols - c0);
     Decode<ExecSpace>{state.codes, state.C, w, c0, n}.run(space);
-    if (!vendor_int8_gemm(space, M, n, depth, a.q.data(), depth, w.data(), depth, out.data() + c0,
-                          out.stride(0))) {
+    if (!vendor_int8_gemm(space, M, n, depth, a.q.data(), depth, w.data(), depth, sums.data() + c0,
+                          sums.stride(0))) {
       return false;
     }
   }
-  finish_in_place(space, out, M, cols, epilogue, label);
+  finish_in_place(space, sums, M, cols, epilogue, label);
   return true;
 }
 

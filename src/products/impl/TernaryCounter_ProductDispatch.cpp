@@ -4,7 +4,8 @@
 // products of a few samples by SmallBatchProduct, else the tile engine. int8 (SPEC §6): the
 // input quantized by rows, then the hosts' few-sample VBMI kernel, the GPUs' few-sample kernel,
 // the vendor GEMM (CUDA) or the integer engines (AVX2 / VNNI / AMX on hosts, else portable), in
-// that order where each serves.
+// that order where each serves. 16-bit inputs and outputs: int8 quantizes them as it reads and
+// rounds into them as it stores; FP32 runs on the input widened to float.
 #include "products/impl/TernaryCounter_ProductDispatch.hpp"
 
 #include "core/TernaryCounter_Validation.hpp"
@@ -23,6 +24,7 @@
 #include "engines/TernaryCounter_ScratchArena.hpp"
 #include "engines/TernaryCounter_TileGemm.hpp"
 #include "engines/TernaryCounter_TileGemmLaunch.hpp"
+#include "engines/TernaryCounter_Widening.hpp"
 #include "engines/vendor/TernaryCounter_VendorInt8Product.hpp"
 #include "products/impl/TernaryCounter_FewSampleInt8BackwardInput.hpp"
 #include "products/impl/TernaryCounter_FewSampleProduct.hpp"
@@ -31,6 +33,7 @@
 
 #include <cstdint>
 #include <string>
+#include <type_traits>
 
 namespace TernaryCounter::Impl {
 
@@ -91,25 +94,25 @@ Int8ProductEngine int8_backward_input_engine(std::int64_t M, std::int64_t in) {
                                                    : Int8ProductEngine::integer;
 }
 
-template <class ExecSpace>
+template <class ExecSpace, class T, class U>
 void forward_int8(const ExecSpace& space,
                   const PackedState<typename ExecSpace::memory_space>& state,
-                  const InputView<typename ExecSpace::memory_space>& x,
-                  const OutputView<typename ExecSpace::memory_space>& y) {
+                  const InputView<typename ExecSpace::memory_space, T>& x,
+                  const OutputView<typename ExecSpace::memory_space, U>& y) {
   using Mem = typename ExecSpace::memory_space;
   require_int8_bound("forward", "in", state.in(), int8_max_depth);
   const std::int64_t M = x.extent(0);
   const Int8ProductEngine engine = int8_forward_engine<ExecSpace>(M, state.in());
   std::size_t bytes = QuantizedRows<Mem>::bytes(M, state.in());
   if (engine == Int8ProductEngine::vendor_gemm) {
-    bytes += decoded_block_scratch(state.out(), padded_depth(state.in()));
+    bytes += vendor_product_scratch<U>(M, state.out(), padded_depth(state.in()));
   }
   ScratchArena<ExecSpace> arena(space, bytes);
   const QuantizedRows<Mem> xq(space, arena, M, state.in());
-  RowQuantizer<ExecSpace, false, false>{x, {}, xq, 0}.run(space,
-                                                          "TernaryCounter::forward::quantize_x");
+  RowQuantizer<ExecSpace, false, false, T>{x, {}, xq, 0}.run(space,
+                                                             "TernaryCounter::forward::quantize_x");
   const TernaryByColumn<Mem> weights{state.codes, state.C};
-  const ForwardEpilogue<Mem> epilogue{y, xq.scale, state.scale};
+  const ForwardEpilogue<Mem, U> epilogue{y, xq.scale, state.scale};
   if constexpr (host_space<ExecSpace>) {
     if (engine == Int8ProductEngine::host_few_sample) {
       space.fence("TernaryCounter::forward::few_samples");
@@ -134,11 +137,11 @@ void forward_int8(const ExecSpace& space,
                       "TernaryCounter::forward::int8_product");
 }
 
-template <class ExecSpace>
+template <class ExecSpace, class T, class U>
 void backward_input_int8(const ExecSpace& space,
                          const PackedState<typename ExecSpace::memory_space>& state,
-                         const InputView<typename ExecSpace::memory_space>& grad_out,
-                         const OutputView<typename ExecSpace::memory_space>& grad_x,
+                         const InputView<typename ExecSpace::memory_space, T>& grad_out,
+                         const OutputView<typename ExecSpace::memory_space, U>& grad_x,
                          std::uint32_t seed, std::int64_t sample_offset) {
   using Mem = typename ExecSpace::memory_space;
   require_int8_bound("backward_input", "out", state.out(), int8_max_depth);
@@ -148,14 +151,14 @@ void backward_input_int8(const ExecSpace& space,
   if (engine == Int8ProductEngine::gpu_few_sample) {
     bytes += scratch_bytes<std::int32_t>(few_sample_backward_input_sums(M, state.in()));
   } else if (engine == Int8ProductEngine::vendor_gemm) {
-    bytes += decoded_block_scratch(state.in(), padded_depth(state.out()));
+    bytes += vendor_product_scratch<U>(M, state.in(), padded_depth(state.out()));
   }
   ScratchArena<ExecSpace> arena(space, bytes);
   const QuantizedRows<Mem> hq(space, arena, M, state.out());
-  RowQuantizer<ExecSpace, true, true>{grad_out, state.scale, hq,
-                                      stream_key(seed, int8_backward_input_tag), sample_offset}
+  RowQuantizer<ExecSpace, true, true, T>{grad_out, state.scale, hq,
+                                         stream_key(seed, int8_backward_input_tag), sample_offset}
       .run(space, "TernaryCounter::backward_input::quantize_grad_out");
-  const BackwardInputEpilogue<Mem> epilogue{grad_x, hq.scale};
+  const BackwardInputEpilogue<Mem, U> epilogue{grad_x, hq.scale};
   if constexpr (vendor_gemm_space<ExecSpace>) {  // (HIP: the integer engine, unmeasured there)
     if (engine == Int8ProductEngine::gpu_few_sample) {
       const Kokkos::View<std::int32_t**, Kokkos::LayoutRight, Mem> sums(
@@ -174,51 +177,96 @@ void backward_input_int8(const ExecSpace& space,
                       "TernaryCounter::backward_input::int8_product");
 }
 
+/// A product of a 16-bit input on the FP32 engines: the input widened, `dispatch(input, output)`
+/// on floats, and a 16-bit output rounded from its float result.
+template <class ExecSpace, class T, class U, class Dispatch>
+void widened_product(const ExecSpace& space,
+                     const InputView<typename ExecSpace::memory_space, T>& input,
+                     const OutputView<typename ExecSpace::memory_space, U>& output,
+                     const Dispatch& dispatch, const std::string& call) {
+  constexpr bool float_output = std::is_same_v<U, float>;
+  ScratchArena<ExecSpace, WideningScratch> arena(
+      space, widened_bytes(input.extent(0), input.extent(1)) +
+                 (float_output ? 0 : widened_bytes(output.extent(0), output.extent(1))));
+  const auto input_float = widened(space, arena, input, (call + "::widen").c_str());
+  if constexpr (float_output) {
+    dispatch(input_float, output);
+  } else {
+    const auto output_float = float_result(arena, output);
+    dispatch(input_float, output_float);
+    narrow_into(space, output_float, output, (call + "::narrow").c_str());
+  }
+}
+
 }  // namespace
 
-template <class ExecSpace>
+template <class ExecSpace, class T, class U>
 void dispatch_forward(const ExecSpace& space,
                       const PackedState<typename ExecSpace::memory_space>& state,
-                      const InputView<typename ExecSpace::memory_space>& x,
-                      const OutputView<typename ExecSpace::memory_space>& y,
+                      const InputView<typename ExecSpace::memory_space, T>& x,
+                      const OutputView<typename ExecSpace::memory_space, U>& y,
                       const ProductOptions& options) {
   if (options.precision == Precision::int8) {
     forward_int8(space, state, x, y);
     return;
   }
   using Mem = typename ExecSpace::memory_space;
-  const ForwardProduct<Mem> product{MatrixOperand<Mem, true>(x, 0, state.in(), x.extent(0)),
-                                    TernaryOperand<Mem, true>(state.codes, state.scale, state.C),
-                                    y};
-  run_product(space, product, "TernaryCounter::forward");
+  if constexpr (std::is_same_v<T, float> && std::is_same_v<U, float>) {
+    const ForwardProduct<Mem> product{MatrixOperand<Mem, true>(x, 0, state.in(), x.extent(0)),
+                                      TernaryOperand<Mem, true>(state.codes, state.scale, state.C),
+                                      y};
+    run_product(space, product, "TernaryCounter::forward");
+  } else {
+    widened_product(
+        space, x, y,
+        [&](const InputView<Mem>& input, const OutputView<Mem>& output) {
+          dispatch_forward(space, state, input, output, options);
+        },
+        "TernaryCounter::forward");
+  }
 }
 
-template <class ExecSpace>
+template <class ExecSpace, class T, class U>
 void dispatch_backward_input(const ExecSpace& space,
                              const PackedState<typename ExecSpace::memory_space>& state,
-                             const InputView<typename ExecSpace::memory_space>& grad_out,
-                             const OutputView<typename ExecSpace::memory_space>& grad_x,
+                             const InputView<typename ExecSpace::memory_space, T>& grad_out,
+                             const OutputView<typename ExecSpace::memory_space, U>& grad_x,
                              const ProductOptions& options) {
   if (options.precision == Precision::int8) {
     backward_input_int8(space, state, grad_out, grad_x, options.seed, options.sample_offset);
     return;
   }
   using Mem = typename ExecSpace::memory_space;
-  const BackwardInputProduct<Mem> product{
-      MatrixOperand<Mem, true>(grad_out, 0, state.out(), grad_out.extent(0)),
-      TernaryOperand<Mem, false>(state.codes, state.scale, state.C), grad_x};
-  run_product(space, product, "TernaryCounter::backward_input");
+  if constexpr (std::is_same_v<T, float> && std::is_same_v<U, float>) {
+    const BackwardInputProduct<Mem> product{
+        MatrixOperand<Mem, true>(grad_out, 0, state.out(), grad_out.extent(0)),
+        TernaryOperand<Mem, false>(state.codes, state.scale, state.C), grad_x};
+    run_product(space, product, "TernaryCounter::backward_input");
+  } else {
+    widened_product(
+        space, grad_out, grad_x,
+        [&](const InputView<Mem>& input, const OutputView<Mem>& output) {
+          dispatch_backward_input(space, state, input, output, options);
+        },
+        "TernaryCounter::backward_input");
+  }
 }
 
-#define TERNARYCOUNTER_INSTANTIATE_PRODUCT_DISPATCH(SPACE)                                     \
-  template void dispatch_forward<SPACE>(const SPACE&, const PackedState<SPACE::memory_space>&, \
-                                        const InputView<SPACE::memory_space>&,                 \
-                                        const OutputView<SPACE::memory_space>&,                \
-                                        const ProductOptions&);                                \
-  template void dispatch_backward_input<SPACE>(                                                \
-      const SPACE&, const PackedState<SPACE::memory_space>&,                                   \
-      const InputView<SPACE::memory_space>&, const OutputView<SPACE::memory_space>&,           \
+#define TERNARYCOUNTER_INSTANTIATE_PRODUCT_DISPATCH_TYPES(SPACE, T, U)                     \
+  template void dispatch_forward<SPACE, T, U>(                                             \
+      const SPACE&, const PackedState<SPACE::memory_space>&,                               \
+      const InputView<SPACE::memory_space, T>&, const OutputView<SPACE::memory_space, U>&, \
+      const ProductOptions&);                                                              \
+  template void dispatch_backward_input<SPACE, T, U>(                                      \
+      const SPACE&, const PackedState<SPACE::memory_space>&,                               \
+      const InputView<SPACE::memory_space, T>&, const OutputView<SPACE::memory_space, U>&, \
       const ProductOptions&);
+#define TERNARYCOUNTER_INSTANTIATE_PRODUCT_DISPATCH(SPACE)                     \
+  TERNARYCOUNTER_INSTANTIATE_PRODUCT_DISPATCH_TYPES(SPACE, float, float)       \
+  TERNARYCOUNTER_INSTANTIATE_PRODUCT_DISPATCH_TYPES(SPACE, bfloat16, float)    \
+  TERNARYCOUNTER_INSTANTIATE_PRODUCT_DISPATCH_TYPES(SPACE, bfloat16, bfloat16) \
+  TERNARYCOUNTER_INSTANTIATE_PRODUCT_DISPATCH_TYPES(SPACE, float16, float)     \
+  TERNARYCOUNTER_INSTANTIATE_PRODUCT_DISPATCH_TYPES(SPACE, float16, float16)
 
 TERNARYCOUNTER_FOR_EACH_EXECUTION_SPACE(TERNARYCOUNTER_INSTANTIATE_PRODUCT_DISPATCH)
 

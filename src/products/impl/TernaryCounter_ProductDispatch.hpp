@@ -12,20 +12,22 @@
 
 namespace TernaryCounter::Impl {
 
-/// y = x W^T (arguments already checked).
-template <class ExecSpace>
+/// y = x W^T (arguments already checked). T, U: float, or a 16-bit input with a float or
+/// same-typed output (HalfFloats.hpp): int8 reads and writes them directly; FP32 runs on a float
+/// widening of the input.
+template <class ExecSpace, class T = float, class U = float>
 void dispatch_forward(const ExecSpace& space,
                       const PackedState<typename ExecSpace::memory_space>& state,
-                      const InputView<typename ExecSpace::memory_space>& x,
-                      const OutputView<typename ExecSpace::memory_space>& y,
+                      const InputView<typename ExecSpace::memory_space, T>& x,
+                      const OutputView<typename ExecSpace::memory_space, U>& y,
                       const ProductOptions& options);
 
-/// grad_x = grad_out W (arguments already checked).
-template <class ExecSpace>
+/// grad_x = grad_out W (arguments already checked; T, U as dispatch_forward's).
+template <class ExecSpace, class T = float, class U = float>
 void dispatch_backward_input(const ExecSpace& space,
                              const PackedState<typename ExecSpace::memory_space>& state,
-                             const InputView<typename ExecSpace::memory_space>& grad_out,
-                             const OutputView<typename ExecSpace::memory_space>& grad_x,
+                             const InputView<typename ExecSpace::memory_space, T>& grad_out,
+                             const OutputView<typename ExecSpace::memory_space, U>& grad_x,
                              const ProductOptions& options);
 
 }  // namespace TernaryCounter::Impl

@@ -3,7 +3,8 @@
 // chunk by chunk (update_in_chunks, the one loop); update_from_io's weight gradient of a chunk is
 // formed by the tile engine in FP32 (SPEC §3), or in int8 (SPEC §6) from operands quantized once
 // per call: on hosts by the AVX2 / VNNI / AMX or portable engine, on GPUs by the vendor GEMM where
-// it runs, else by the portable engine.
+// it runs, else by the portable engine. int8 quantizes 16-bit x and grad_out as it reads them;
+// FP32 widens them to float first.
 #include "update/impl/TernaryCounter_UpdateDispatch.hpp"
 
 #include "core/TernaryCounter_Validation.hpp"
@@ -20,6 +21,7 @@
 #include "engines/TernaryCounter_TileGemm.hpp"
 #include "engines/TernaryCounter_TileGemmLaunch.hpp"
 #include "engines/TernaryCounter_TiledColumnQuantizer.hpp"
+#include "engines/TernaryCounter_Widening.hpp"
 #include "engines/vendor/TernaryCounter_VendorInt8Product.hpp"
 #include "update/impl/TernaryCounter_GradientProduct.hpp"
 #include "update/impl/TernaryCounter_Int8GradientEngine.hpp"
@@ -84,11 +86,11 @@ void update_from_io_fp32(const ExecSpace& space,
                    });
 }
 
-template <class ExecSpace>
+template <class ExecSpace, class T>
 void update_from_io_int8(const ExecSpace& space,
                          const PackedState<typename ExecSpace::memory_space>& state,
-                         const InputView<typename ExecSpace::memory_space>& x,
-                         const InputView<typename ExecSpace::memory_space>& grad_out,
+                         const InputView<typename ExecSpace::memory_space, T>& x,
+                         const InputView<typename ExecSpace::memory_space, T>& grad_out,
                          const UpdateParams& params,
                          const OutputView<typename ExecSpace::memory_space>& workspace,
                          const SkippedRowsView<typename ExecSpace::memory_space>& skipped_rows) {
@@ -114,13 +116,13 @@ void update_from_io_int8(const ExecSpace& space,
   const QuantizedRows<Mem> gq(space, arena, out, M);
   const std::uint32_t key = stream_key(params.seed, int8_weight_gradient_tag);
   if constexpr (!tiled_columns) {
-    ColumnQuantizer<ExecSpace>{x, grad_out, xq, x_scale, gq, key, k.row_offset}.run(
+    ColumnQuantizer<ExecSpace, T>{x, grad_out, xq, x_scale, gq, key, k.row_offset}.run(
         space, "TernaryCounter::update_from_io::quantize_columns");
   } else {
     const Kokkos::View<std::uint32_t*, Mem> amax_bits(arena.template take<std::uint32_t>(in + out),
                                                       in + out);
-    TiledColumnQuantizer<ExecSpace>{x,        grad_out, xq,        x_scale, gq.q,
-                                    gq.scale, gq.sums,  amax_bits, key,     k.row_offset}
+    TiledColumnQuantizer<ExecSpace, T>{x,        grad_out, xq,        x_scale, gq.q,
+                                       gq.scale, gq.sums,  amax_bits, key,     k.row_offset}
         .run(space);
   }
   if constexpr (Capabilities<ExecSpace>::few_sample_int8_gpu) {
@@ -213,29 +215,41 @@ void dispatch_update(const ExecSpace& space,
   kernel.enqueue(space, params.team_size);
 }
 
-template <class ExecSpace>
+template <class ExecSpace, class T>
 void dispatch_update_from_io(
     const ExecSpace& space, const PackedState<typename ExecSpace::memory_space>& state,
-    const InputView<typename ExecSpace::memory_space>& x,
-    const InputView<typename ExecSpace::memory_space>& grad_out, const UpdateParams& params,
+    const InputView<typename ExecSpace::memory_space, T>& x,
+    const InputView<typename ExecSpace::memory_space, T>& grad_out, const UpdateParams& params,
     Precision precision, const OutputView<typename ExecSpace::memory_space>& workspace,
     const SkippedRowsView<typename ExecSpace::memory_space>& skipped_rows) {
   if (precision == Precision::int8) {
     update_from_io_int8(space, state, x, grad_out, params, workspace, skipped_rows);
-  } else {
+  } else if constexpr (std::is_same_v<T, float>) {
     update_from_io_fp32(space, state, x, grad_out, params, workspace, skipped_rows);
+  } else {
+    ScratchArena<ExecSpace, WideningScratch> arena(
+        space, widened_bytes(x.extent(0), x.extent(1)) +
+                   widened_bytes(grad_out.extent(0), grad_out.extent(1)));
+    update_from_io_fp32(
+        space, state, widened(space, arena, x, "TernaryCounter::update_from_io::widen_x"),
+        widened(space, arena, grad_out, "TernaryCounter::update_from_io::widen_grad_out"), params,
+        workspace, skipped_rows);
   }
 }
 
+#define TERNARYCOUNTER_INSTANTIATE_UPDATE_FROM_IO_DISPATCH(SPACE, T)                      \
+  template void dispatch_update_from_io<SPACE, T>(                                        \
+      const SPACE&, const PackedState<SPACE::memory_space>&,                              \
+      const InputView<SPACE::memory_space, T>&, const InputView<SPACE::memory_space, T>&, \
+      const UpdateParams&, Precision, const OutputView<SPACE::memory_space>&,             \
+      const SkippedRowsView<SPACE::memory_space>&);
 #define TERNARYCOUNTER_INSTANTIATE_UPDATE_DISPATCH(SPACE)                                          \
   template void dispatch_update<SPACE>(const SPACE&, const PackedState<SPACE::memory_space>&,      \
                                        const InputView<SPACE::memory_space>&, const UpdateParams&, \
                                        const SkippedRowsView<SPACE::memory_space>&);               \
-  template void dispatch_update_from_io<SPACE>(                                                    \
-      const SPACE&, const PackedState<SPACE::memory_space>&,                                       \
-      const InputView<SPACE::memory_space>&, const InputView<SPACE::memory_space>&,                \
-      const UpdateParams&, Precision, const OutputView<SPACE::memory_space>&,                      \
-      const SkippedRowsView<SPACE::memory_space>&);                                                \
+  TERNARYCOUNTER_INSTANTIATE_UPDATE_FROM_IO_DISPATCH(SPACE, float)                                 \
+  TERNARYCOUNTER_INSTANTIATE_UPDATE_FROM_IO_DISPATCH(SPACE, bfloat16)                              \
+  TERNARYCOUNTER_INSTANTIATE_UPDATE_FROM_IO_DISPATCH(SPACE, float16)                               \
   template std::int64_t balanced_chunk_rows<SPACE>(const SPACE&, std::int64_t, std::int64_t,       \
                                                    std::int64_t);
 

@@ -25,12 +25,13 @@ void dispatch_update(const ExecSpace& space,
                      const SkippedRowsView<typename ExecSpace::memory_space>& skipped_rows);
 
 /// Enqueues the update of every row from x and grad_out on `space`, workspace.extent(0) rows of
-/// the gradient at most at a time (arguments already checked).
-template <class ExecSpace>
+/// the gradient at most at a time (arguments already checked). T: float, or 16-bit x and
+/// grad_out (HalfFloats.hpp), which int8 quantizes as it reads them and FP32 widens first.
+template <class ExecSpace, class T = float>
 void dispatch_update_from_io(const ExecSpace& space,
                              const PackedState<typename ExecSpace::memory_space>& state,
-                             const InputView<typename ExecSpace::memory_space>& x,
-                             const InputView<typename ExecSpace::memory_space>& grad_out,
+                             const InputView<typename ExecSpace::memory_space, T>& x,
+                             const InputView<typename ExecSpace::memory_space, T>& grad_out,
                              const UpdateParams& params, Precision precision,
                              const OutputView<typename ExecSpace::memory_space>& workspace,
                              const SkippedRowsView<typename ExecSpace::memory_space>& skipped_rows);
