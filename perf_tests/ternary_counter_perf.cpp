@@ -38,6 +38,7 @@ namespace {
 
 using namespace TernaryCounter;
 using namespace TernaryCounter::Perf;
+using HalfMatrix = Kokkos::View<bfloat16**, Kokkos::LayoutRight, MemSpace>;
 
 const char* const usage =
     "usage: ternary-counter-perf [--shape OUTxINxM]... [--shapes llm|inference|transformer]\n"
@@ -260,6 +261,7 @@ struct ShapeResult {
   Samples vendor_forward, vendor_backward_input, vendor_layer_step;  ///< a dense FP32 layer
   Samples vendor_int8_gemm;        ///< the vendor's int8 GEMM of forward's shape (where available)
   Samples vendor_bf16_layer_step;  ///< three BF16 GEMMs + the dense update (where available)
+  Samples bf16_io_layer_step;      ///< the ternary layer's step on bf16 x, grad_out, y, grad_x
   Precision precision = Precision::fp32;
   std::int64_t workspace_rows = 0;
   int team_size = 0;  ///< UpdateParams::team_size of the run (0: the backend's choice)
@@ -291,7 +293,26 @@ struct ShapeResult {
                ? 0.0
                : layer_step.median() / vendor_bf16_layer_step.median();
   }
+  /// The step on bf16 data over the BF16 layer's step: the comparison of like with like.
+  double bf16_io_step_over_bf16() const {
+    return vendor_bf16_layer_step.ms.empty()
+               ? 0.0
+               : bf16_io_layer_step.median() / vendor_bf16_layer_step.median();
+  }
 };
+
+/// `a` rounded to bfloat16 (to nearest, ties to even), as a training script's bf16 tensors hold it.
+HalfMatrix bf16_of(const ExecSpace& space, const Matrix& a, const char* label) {
+  const HalfMatrix b(Kokkos::view_alloc(space, std::string("TernaryCounter::Perf::") + label,
+                                        Kokkos::WithoutInitializing),
+                     a.extent(0), a.extent(1));
+  Kokkos::parallel_for(
+      "TernaryCounter::Perf::to_bf16",
+      Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<2>>(
+          space, {0, 0}, {std::int64_t(a.extent(0)), std::int64_t(a.extent(1))}),
+      KOKKOS_LAMBDA(std::int64_t r, std::int64_t c) { b(r, c) = narrow<bfloat16>(a(r, c)); });
+  return b;
+}
 
 ShapeResult run_shape(const ExecSpace& space, const VendorGemm& vendor, const Shape& shape,
                       const Options& options) {
@@ -371,6 +392,19 @@ ShapeResult run_shape(const ExecSpace& space, const VendorGemm& vendor, const Sh
     update_from_io(space, state, x, grad_out, params, workspace, skipped, options.precision);
   });
   add_skipped();
+  {
+    // The same step on bf16 tensors in and out, as a bf16 training script calls it.
+    const HalfMatrix x16 = bf16_of(space, x, "bf16_x"),
+                     grad_out16 = bf16_of(space, grad_out, "bf16_grad_out");
+    const HalfMatrix y16(alloc("bf16_y"), shape.m, shape.out);
+    const HalfMatrix grad_x16(alloc("bf16_grad_x"), shape.m, shape.in);
+    r.bf16_io_layer_step = time_repeats(repeats, restore, [&] {
+      forward(space, state, x16, y16, product);
+      backward_input(space, state, grad_out16, grad_x16, product);
+      update_from_io(space, state, x16, grad_out16, params, workspace, skipped, options.precision);
+    });
+    add_skipped();
+  }
   r.vendor_forward = time_repeats(
       repeats, [] {}, [&] { vendor.forward(x, dense_w, y); });
   r.vendor_backward_input = time_repeats(
@@ -453,15 +487,18 @@ void print_table(const std::vector<ShapeResult>& results, const CopyBandwidth& c
       "dense update, %%copy of the %.1f GB/s deep_copy; ratio = from_io ms / vendor ms)\n",
       copy.gbps());
 
-  std::printf("\n%6s %6s %6s | %10s %10s | %10s %6s | %10s %6s | %9s %9s %6s | %9s %6s | %9s %6s\n",
-              "out", "in", "M", "sgemm fwd", "sgemm bwd", "forward ms", "ratio", "bwd_in ms",
-              "ratio", "step ms", "dense ms", "ratio", "int8 gemm", "fwd/i8", "bf16 step", "/bf16");
+  std::printf(
+      "\n%6s %6s %6s | %10s %10s | %10s %6s | %10s %6s | %9s %9s %6s | %9s %6s | %9s %6s | %9s "
+      "%6s\n",
+      "out", "in", "M", "sgemm fwd", "sgemm bwd", "forward ms", "ratio", "bwd_in ms", "ratio",
+      "step ms", "dense ms", "ratio", "int8 gemm", "fwd/i8", "bf16 step", "/bf16", "bf16io ms",
+      "/bf16");
   for (const ShapeResult& r : results) {
     const bool int8_peer = !r.vendor_int8_gemm.ms.empty();
     const bool bf16_peer = !r.vendor_bf16_layer_step.ms.empty();
     std::printf(
         "%6lld %6lld %6lld | %10.3f %10.3f | %10.3f %6.2f | %10.3f %6.2f | %9.3f %9.3f %6.2f | "
-        "%9s %6s | %9s %6s\n",
+        "%9s %6s | %9s %6s | %9.3f %6s\n",
         (long long)r.shape.out, (long long)r.shape.in, (long long)r.shape.m,
         r.vendor_forward.median(), r.vendor_backward_input.median(), r.forward.median(),
         r.forward_ratio(), r.backward_input.median(), r.backward_input_ratio(),
@@ -469,14 +506,17 @@ void print_table(const std::vector<ShapeResult>& results, const CopyBandwidth& c
         int8_peer ? format("%.3f", r.vendor_int8_gemm.median()).c_str() : "-",
         int8_peer ? format("%.2f", r.forward_over_int8()).c_str() : "-",
         bf16_peer ? format("%.3f", r.vendor_bf16_layer_step.median()).c_str() : "-",
-        bf16_peer ? format("%.2f", r.layer_step_over_bf16()).c_str() : "-");
+        bf16_peer ? format("%.2f", r.layer_step_over_bf16()).c_str() : "-",
+        r.bf16_io_layer_step.median(),
+        bf16_peer ? format("%.2f", r.bf16_io_step_over_bf16()).c_str() : "-");
   }
   std::printf(
       "(layer, precision %s: forward and backward_input ratios over the vendor's same FP32 "
       "product, sgemm fwd = x W^T, sgemm bwd = grad_out W; step = forward + backward_input + "
       "update_from_io, dense = three vendor SGEMMs + the dense update; int8 gemm = the vendor's "
       "int8 GEMM of forward's shape, fwd/i8 = forward ms over it; bf16 step = three BF16 "
-      "tensor-core GEMMs + the dense update, /bf16 = step ms over it)\n",
+      "tensor-core GEMMs + the dense update, /bf16 = step ms over it; bf16io = the step on bf16 x, "
+      "grad_out, y and grad_x, /bf16 = bf16io ms over bf16 step)\n",
       results.empty() ? "fp32" : precision_name(results.front().precision));
 }
 
@@ -523,6 +563,8 @@ std::string record_json(const ShapeResult& r, const CopyBandwidth& copy) {
       .num("vendor_bf16_layer_step_ms",
            r.vendor_bf16_layer_step.ms.empty() ? -1.0 : r.vendor_bf16_layer_step.median())
       .num("layer_step_over_bf16", r.layer_step_over_bf16())
+      .num("bf16_io_layer_step_ms", r.bf16_io_layer_step.median())
+      .num("bf16_io_step_over_bf16", r.bf16_io_step_over_bf16())
       .num("forward_tflops", r.tflops(r.forward))
       .num("backward_input_tflops", r.tflops(r.backward_input))
       .integer("skipped_rows", r.skipped_rows)
@@ -537,7 +579,8 @@ std::string record_json(const ShapeResult& r, const CopyBandwidth& copy) {
       .raw("vendor_forward_ms_samples", json_numbers(r.vendor_forward.ms))
       .raw("vendor_backward_input_ms_samples", json_numbers(r.vendor_backward_input.ms))
       .raw("vendor_int8_gemm_ms_samples", json_numbers(r.vendor_int8_gemm.ms))
-      .raw("vendor_bf16_layer_step_ms_samples", json_numbers(r.vendor_bf16_layer_step.ms));
+      .raw("vendor_bf16_layer_step_ms_samples", json_numbers(r.vendor_bf16_layer_step.ms))
+      .raw("bf16_io_layer_step_ms_samples", json_numbers(r.bf16_io_layer_step.ms));
   return o.text("    ");
 }
 
