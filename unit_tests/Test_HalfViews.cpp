@@ -197,6 +197,31 @@ TEST(HalfViews, TernaryLinearStepsOnBfloat16) {
   EXPECT_TRUE(same_state(to_host(half.state()), to_host(wide.state())));
 }
 
+// 16-bit int8 outputs too large for one block of the vendor GEMM's int32 sums (64 MiB) are
+// finished block by block: 8192 samples into 4096 columns, in forward and backward_input. Host
+// backends have no vendor GEMM: the case runs where the memory is a GPU's.
+TEST(HalfViews, Int8OutputsOfManyVendorBlocks) {
+  if constexpr (std::is_same_v<MemSpace, Kokkos::HostSpace>) {
+    GTEST_SKIP() << "no vendor int8 GEMM on host backends";
+  } else {
+    SplitMix64 rng(7);
+    const std::int64_t M = 8192, wide = 4096, narrow_dim = 32;
+    const ProductOptions options{Precision::int8, 5};
+    const DeviceState tall = to_device(random_state(wide, narrow_dim, 8, rng));  // out 4096
+    const DeviceState flat = to_device(random_state(narrow_dim, wide, 8, rng));  // in 4096
+    const HalfData<bfloat16> x = half_data<bfloat16>("x", M, narrow_dim, 2.0f, rng);
+    const HalfData<bfloat16> g = half_data<bfloat16>("g", M, narrow_dim, 0.5f, rng);
+    const DeviceMatrix y_want("y_want", M, wide), gx_want("gx_want", M, wide);
+    const HalfMatrix<bfloat16> y("y", M, wide), gx("gx", M, wide);
+    forward(ExecSpace{}, tall, x.widened, y_want, options);
+    forward(ExecSpace{}, tall, x.half, y, options);
+    backward_input(ExecSpace{}, flat, g.widened, gx_want, options);
+    backward_input(ExecSpace{}, flat, g.half, gx, options);
+    EXPECT_TRUE(rounded_from(y, y_want));
+    EXPECT_TRUE(rounded_from(gx, gx_want));
+  }
+}
+
 // Wrong extents are refused as for float inputs, before anything changes.
 TEST(HalfViews, BadExtentsThrow) {
   SplitMix64 rng(6);

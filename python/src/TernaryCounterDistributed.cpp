@@ -4,7 +4,6 @@
 //                                 bits of non-negative floats are below 2^31 and order as ints)
 //   tensor_int8_gradient_sums     this rank's int32 sums G_r [out, in] on the global streams
 //   tensor_int8_update_from_sums  the row update of a block of rows from their summed G
-//   tensor_backward_input_at      backward_input with the block's first global sample
 // Host memory runs on the host execution space; CUDA memory on the Kokkos::Cuda instance of
 // torch's current stream (as the layer's other calls).
 #include "TernaryCounterTensors.hpp"
@@ -93,23 +92,6 @@ void tensor_int8_update_from_sums(std::int64_t device, std::uintptr_t stream, st
   });
 }
 
-void tensor_backward_input_at(std::int64_t device, std::uintptr_t stream, std::uintptr_t codes,
-                              std::uintptr_t scale, std::int64_t out, std::int64_t in, int C,
-                              std::uintptr_t grad_out, std::int64_t rows, std::uintptr_t grad_x,
-                              std::uint32_t seed, std::int64_t sample_offset) {
-  require(sample_offset >= 0, "sample_offset must be >= 0");
-  tc::ProductOptions options;
-  options.precision = tc::Precision::int8;
-  options.seed = seed;
-  options.sample_offset = sample_offset;
-  on_device("ternarycounter.distributed", device, stream, [&](const auto& space) {
-    using Mem = typename std::decay_t<decltype(space)>::memory_space;
-    tc::backward_input(space, state_at<Mem>(codes, scale, 0, out, in, C),
-                       input_at<Mem>(grad_out, rows, out),
-                       tc::OutputView<Mem>(reinterpret_cast<float*>(grad_x), rows, in), options);
-  });
-}
-
 }  // namespace
 
 void register_distributed_calls(py::module_& m) {
@@ -126,10 +108,6 @@ void register_distributed_calls(py::module_& m) {
         py::arg("absmax"), py::arg("skipped"), py::arg("lr"), py::arg("lr_scale"),
         py::arg("rms_beta"), py::arg("rms_eps"), py::arg("clip"), py::arg("seed"),
         py::arg("lagged"));
-  m.def("tensor_backward_input_at", &tensor_backward_input_at, py::arg("device"), py::arg("stream"),
-        py::arg("codes"), py::arg("scale"), py::arg("out"), py::arg("in_"), py::arg("C"),
-        py::arg("grad_out"), py::arg("rows"), py::arg("grad_x"), py::arg("seed"),
-        py::arg("sample_offset"));
 }
 
 }  // namespace TernaryCounterPython

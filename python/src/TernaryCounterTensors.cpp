@@ -36,11 +36,6 @@ pid_t initializing_pid = 0;
 
 using HostSpace = Kokkos::DefaultHostExecutionSpace;
 
-template <class MemSpace>
-tc::OutputView<MemSpace> output_at(std::uintptr_t address, std::int64_t rows, std::int64_t cols) {
-  return tc::OutputView<MemSpace>(reinterpret_cast<float*>(address), rows, cols);
-}
-
 [[noreturn]] void forked_error(const char* what) {
   throw std::runtime_error(
       std::string("ternarycounter: this process (pid ") + std::to_string(getpid()) +
@@ -77,29 +72,65 @@ Kokkos::Cuda cuda_instance(std::int64_t device, std::uintptr_t stream) {
 }
 #endif
 
+/// forward (Forward) or backward_input of an input of type `input` [rows, depth] into an output
+/// of type `output` [rows, cols], the types checked.
+template <bool Forward>
+void tensor_product(std::int64_t device, std::uintptr_t stream, std::uintptr_t codes,
+                    std::uintptr_t scale, std::int64_t out, std::int64_t in, int C,
+                    std::uintptr_t input, std::int64_t rows, std::uintptr_t output,
+                    const tc::ProductOptions& options, const std::string& input_type,
+                    const std::string& output_type) {
+  const char* call = "TernaryLinear";
+  const ElementType in_type = parse_element_type(call, Forward ? "x" : "grad_out", input_type);
+  const ElementType out_type = parse_element_type(call, Forward ? "y" : "grad_x", output_type);
+  check_product_types(call, in_type, out_type);
+  const std::int64_t depth = Forward ? in : out, cols = Forward ? out : in;
+  on_device(call, device, stream, [&](const auto& space) {
+    using Mem = typename std::decay_t<decltype(space)>::memory_space;
+    const auto state = state_at<Mem>(codes, scale, 0, out, in, C);
+    with_element_type(in_type, [&](auto t) {
+      with_element_type(out_type, [&](auto u) {
+        using T = decltype(t);
+        using U = decltype(u);
+        // (check_product_types has refused the other pairs.)
+        if constexpr (std::is_same_v<U, float> || std::is_same_v<U, T>) {
+          const auto a = input_at<Mem, T>(input, rows, depth);
+          const auto b = output_at<Mem, U>(output, rows, cols);
+          if constexpr (Forward) {
+            tc::forward(space, state, a, b, options);
+          } else {
+            tc::backward_input(space, state, a, b, options);
+          }
+        }
+      });
+    });
+  });
+}
+
 void tensor_forward(std::int64_t device, std::uintptr_t stream, std::uintptr_t codes,
                     std::uintptr_t scale, std::int64_t out, std::int64_t in, int C,
                     std::uintptr_t x, std::int64_t rows, std::uintptr_t y,
-                    const std::string& precision) {
+                    const std::string& precision, const std::string& x_type,
+                    const std::string& y_type) {
   const tc::ProductOptions options{parse_precision("TernaryLinear", precision), 0};
-  on_device("TernaryLinear", device, stream, [&](const auto& space) {
-    using Mem = typename std::decay_t<decltype(space)>::memory_space;
-    tc::forward(space, state_at<Mem>(codes, scale, 0, out, in, C), input_at<Mem>(x, rows, in),
-                output_at<Mem>(y, rows, out), options);
-  });
+  tensor_product<true>(device, stream, codes, scale, out, in, C, x, rows, y, options, x_type,
+                       y_type);
 }
 
 void tensor_backward_input(std::int64_t device, std::uintptr_t stream, std::uintptr_t codes,
                            std::uintptr_t scale, std::int64_t out, std::int64_t in, int C,
                            std::uintptr_t grad_out, std::int64_t rows, std::uintptr_t grad_x,
-                           const std::string& precision, std::uint32_t seed) {
-  const tc::ProductOptions options{parse_precision("TernaryLinear", precision), seed};
-  on_device("TernaryLinear", device, stream, [&](const auto& space) {
-    using Mem = typename std::decay_t<decltype(space)>::memory_space;
-    tc::backward_input(space, state_at<Mem>(codes, scale, 0, out, in, C),
-                       input_at<Mem>(grad_out, rows, out), output_at<Mem>(grad_x, rows, in),
-                       options);
-  });
+                           const std::string& precision, std::uint32_t seed,
+                           std::int64_t sample_offset, const std::string& grad_out_type,
+                           const std::string& grad_x_type) {
+  if (sample_offset < 0) {
+    throw py::value_error("TernaryLinear: sample_offset = " + std::to_string(sample_offset) +
+                          " must be >= 0");
+  }
+  tc::ProductOptions options{parse_precision("TernaryLinear", precision), seed};
+  options.sample_offset = sample_offset;
+  tensor_product<false>(device, stream, codes, scale, out, in, C, grad_out, rows, grad_x, options,
+                        grad_out_type, grad_x_type);
 }
 
 // Enqueues one update step; the skipped-row count lands in the int64 at `skipped` (same device)
@@ -110,16 +141,21 @@ void tensor_update_from_io(std::int64_t device, std::uintptr_t stream, std::uint
                            std::uintptr_t grad_out, std::uintptr_t workspace,
                            std::int64_t workspace_rows, std::uintptr_t skipped, double lr,
                            double lr_scale, double rms_beta, double rms_eps, double clip,
-                           std::uint32_t seed, bool lagged, const std::string& precision) {
+                           std::uint32_t seed, bool lagged, const std::string& precision,
+                           const std::string& input_type) {
   tc::UpdateParams p = recipe_params(C, lr, lr_scale, rms_beta, rms_eps, clip, seed, lagged);
   p.validate();
   const tc::Precision arithmetic = parse_precision("TernaryLinear", precision);
+  const ElementType type = parse_element_type("TernaryLinear", "x and grad_out", input_type);
   on_device("TernaryLinear", device, stream, [&](const auto& space) {
     using Mem = typename std::decay_t<decltype(space)>::memory_space;
-    tc::update_from_io(
-        space, state_at<Mem>(codes, scale, v, out, in, C), input_at<Mem>(x, rows, in),
-        input_at<Mem>(grad_out, rows, out), p, output_at<Mem>(workspace, workspace_rows, in),
-        tc::SkippedRowsView<Mem>(reinterpret_cast<std::int64_t*>(skipped)), arithmetic);
+    with_element_type(type, [&](auto t) {
+      using T = decltype(t);
+      tc::update_from_io(
+          space, state_at<Mem>(codes, scale, v, out, in, C), input_at<Mem, T>(x, rows, in),
+          input_at<Mem, T>(grad_out, rows, out), p, output_at<Mem>(workspace, workspace_rows, in),
+          tc::SkippedRowsView<Mem>(reinterpret_cast<std::int64_t*>(skipped)), arithmetic);
+    });
   });
 }
 
@@ -166,6 +202,20 @@ tc::Precision parse_precision(const std::string& call, const std::string& precis
                         "\"");
 }
 
+ElementType parse_element_type(const std::string& call, const char* what, const std::string& name) {
+  if (name == "float32") return ElementType::float32;
+  if (name == "bfloat16") return ElementType::bfloat16;
+  if (name == "float16") return ElementType::float16;
+  throw py::value_error(call + ": " + what + " must be float32, bfloat16 or float16, not \"" +
+                        name + "\"");
+}
+
+void check_product_types(const std::string& call, ElementType input, ElementType output) {
+  if (output != ElementType::float32 && output != input) {
+    throw py::value_error(call + ": a product's output is float32 or of its input's type");
+  }
+}
+
 tc::UpdateParams recipe_params(int C, double lr, double lr_scale, double rms_beta, double rms_eps,
                                double clip, std::uint32_t seed, bool lagged) {
   tc::UpdateParams p;
@@ -197,17 +247,19 @@ void register_tensor_calls(py::module_& m) {
   });
   m.def("tensor_forward", &tensor_forward, py::arg("device"), py::arg("stream"), py::arg("codes"),
         py::arg("scale"), py::arg("out"), py::arg("in_"), py::arg("C"), py::arg("x"),
-        py::arg("rows"), py::arg("y"), py::arg("precision"));
+        py::arg("rows"), py::arg("y"), py::arg("precision"), py::arg("x_type") = "float32",
+        py::arg("y_type") = "float32");
   m.def("tensor_backward_input", &tensor_backward_input, py::arg("device"), py::arg("stream"),
         py::arg("codes"), py::arg("scale"), py::arg("out"), py::arg("in_"), py::arg("C"),
         py::arg("grad_out"), py::arg("rows"), py::arg("grad_x"), py::arg("precision"),
-        py::arg("seed"));
+        py::arg("seed"), py::arg("sample_offset") = 0, py::arg("grad_out_type") = "float32",
+        py::arg("grad_x_type") = "float32");
   m.def("tensor_update_from_io", &tensor_update_from_io, py::arg("device"), py::arg("stream"),
         py::arg("codes"), py::arg("scale"), py::arg("v"), py::arg("out"), py::arg("in_"),
         py::arg("C"), py::arg("x"), py::arg("rows"), py::arg("grad_out"), py::arg("workspace"),
         py::arg("workspace_rows"), py::arg("skipped"), py::arg("lr"), py::arg("lr_scale"),
         py::arg("rms_beta"), py::arg("rms_eps"), py::arg("clip"), py::arg("seed"),
-        py::arg("lagged"), py::arg("precision"));
+        py::arg("lagged"), py::arg("precision"), py::arg("input_type") = "float32");
   m.def("tensor_workspace_rows", &tensor_workspace_rows, py::arg("device"), py::arg("out"),
         py::arg("in_"));
 }

@@ -61,12 +61,46 @@ TernaryCounter::PackedState<MemSpace> state_at(std::uintptr_t codes, std::uintpt
   return state;
 }
 
-/// A [rows, cols] float input over the memory at `address`.
-template <class MemSpace>
-TernaryCounter::InputView<MemSpace> input_at(std::uintptr_t address, std::int64_t rows,
-                                             std::int64_t cols) {
-  return TernaryCounter::InputView<MemSpace>(reinterpret_cast<const float*>(address), rows, cols);
+/// A [rows, cols] input of element type T (float by default) over the memory at `address`.
+template <class MemSpace, class T = float>
+TernaryCounter::InputView<MemSpace, T> input_at(std::uintptr_t address, std::int64_t rows,
+                                                std::int64_t cols) {
+  return TernaryCounter::InputView<MemSpace, T>(reinterpret_cast<const T*>(address), rows, cols);
 }
+
+/// A [rows, cols] output of element type T over the memory at `address`.
+template <class MemSpace, class T = float>
+TernaryCounter::OutputView<MemSpace, T> output_at(std::uintptr_t address, std::int64_t rows,
+                                                  std::int64_t cols) {
+  return TernaryCounter::OutputView<MemSpace, T>(reinterpret_cast<T*>(address), rows, cols);
+}
+
+/// The element types of the tensors the calls take, named as torch names them ("float32",
+/// "bfloat16", "float16").
+enum class ElementType { float32, bfloat16, float16 };
+
+/// The element type a Python call names; throws ValueError naming `call` and `what` otherwise.
+ElementType parse_element_type(const std::string& call, const char* what, const std::string& name);
+
+/// Calls f(T{}) with T the C++ type of `type` (float, TernaryCounter::bfloat16 or float16).
+template <class F>
+void with_element_type(ElementType type, F&& f) {
+  switch (type) {
+    case ElementType::float32:
+      f(float{});
+      return;
+    case ElementType::bfloat16:
+      f(TernaryCounter::bfloat16{});
+      return;
+    case ElementType::float16:
+      f(TernaryCounter::float16{});
+      return;
+  }
+}
+
+/// Throws ValueError unless a product's input and output types are ones the library takes: a
+/// float input with a float output, a 16-bit input with a float output or one of its own type.
+void check_product_types(const std::string& call, ElementType input, ElementType output);
 
 /// The precision a Python call names ("fp32" or "int8"); throws ValueError naming `call`
 /// otherwise. The one parser of the string, for every call of the package.

@@ -235,10 +235,10 @@ class TernaryDataParallel:
                              device=grad_y.device)
         if grad_y.shape[0] > 0:
             device, stream = _where(grad_y)
-            _tc.tensor_backward_input_at(device, stream, layer.codes.data_ptr(),
-                                         layer.scale.data_ptr(), layer.out_features,
-                                         layer.in_features, layer.C, grad_y.data_ptr(),
-                                         grad_y.shape[0], grad_x.data_ptr(), seed, offset)
+            _tc.tensor_backward_input(device, stream, layer.codes.data_ptr(),
+                                      layer.scale.data_ptr(), layer.out_features,
+                                      layer.in_features, layer.C, grad_y.data_ptr(),
+                                      grad_y.shape[0], grad_x.data_ptr(), "int8", seed, offset)
         return grad_x
 
     def update(self, layer, rounds):

@@ -62,14 +62,21 @@ def _eager(fn):
     return fn if disable is None else disable(fn, recursive=True)
 
 
+def _type_name(dtype):
+    """The extension's name of a float32, bfloat16 or float16 dtype."""
+    return str(dtype).rsplit(".", 1)[-1]
+
+
 def _forward_rows(x, codes, scale, C, precision):
-    """y [M, out] float32 = x [M, in] (float32, contiguous) W^T."""
+    """y [M, out] = x [M, in] (float32, bfloat16 or float16, contiguous) W^T, in x's dtype: the
+    library reads 16-bit rows as they are and rounds the output into their type."""
     out, in_ = scale.shape[0], x.shape[1]
-    y = torch.empty((x.shape[0], out), dtype=torch.float32, device=x.device)
+    y = torch.empty((x.shape[0], out), dtype=x.dtype, device=x.device)
     if x.shape[0] > 0:
         device, stream = _where(x)
         _tc.tensor_forward(device, stream, codes.data_ptr(), scale.data_ptr(), out, in_, C,
-                           x.data_ptr(), x.shape[0], y.data_ptr(), precision)
+                           x.data_ptr(), x.shape[0], y.data_ptr(), precision,
+                           _type_name(x.dtype), _type_name(x.dtype))
     return y
 
 
@@ -81,15 +88,18 @@ for _key in ("CPU", "CUDA"):
 
 
 class _TernaryLinearFunction(torch.autograd.Function):
-    """Inputs x [M, in] float32 contiguous, the same rows in their bf16/fp16 input dtype (or
-    None) and the layer's update trigger (None when the layer does not train in this call). Backward: grad_x from the state the forward read; when the
-    trigger's gradient is wanted, hands (x, grad_out) to the layer (see the module docstring)."""
+    """Inputs x [M, in] contiguous (float32, or bf16/fp16 handed over as they came), the same
+    rows in their bf16/fp16 input dtype where x is their float32 widening (or None) and the
+    layer's update trigger (None when the layer does not train in this call); y has x's dtype.
+    Backward: grad_x from the state the forward read; when the trigger's gradient is wanted,
+    hands (x, grad_out) to the layer (see the module docstring)."""
 
     @staticmethod
     def forward(ctx, x, narrow_x, trigger, layer):
         ctx.layer = layer
         ctx.version = layer._version
         ctx.order = layer._next_use()
+        ctx.dtype = x.dtype
         if trigger is not None:
             # A bf16/fp16 input is kept as it came (half the memory) and widened again for the
             # update: widening is exact, so the bits are the same.
@@ -106,14 +116,14 @@ class _TernaryLinearFunction(torch.autograd.Function):
                 "gradient can't come from the weights the forward used; for gradient "
                 "accumulation, step the layers with a TernaryOptimizer (one update per step()) "
                 "or use TernaryLinear(..., accumulate=True) and step_accumulated()")
-        grad_y = grad_y.to(torch.float32).contiguous()
+        grad_y = grad_y.to(ctx.dtype).contiguous()  # y's dtype: x's
         seed = step_seed(layer.seed, layer.step)
         grad_x = None
         if ctx.needs_input_grad[0]:
             grad_x = layer._backward_rows(grad_y, seed)
         grad_trigger = None
         if ctx.needs_input_grad[2]:
-            (x,) = ctx.saved_tensors  # float32 rows, or the bf16/fp16 rows as they came
+            (x,) = ctx.saved_tensors  # the rows as they came (float32, bf16 or fp16)
             layer._record_use(ctx.order, x, grad_y)
             grad_trigger = grad_y.new_zeros(0)
         return grad_x, None, grad_trigger, None
@@ -565,7 +575,10 @@ class TernaryLinear(torch.nn.Module):
         self._check_state(x)
         out_dtype = _autocast_dtype(x.device.type) or x.dtype
         given = x.reshape(-1, self.in_features)
-        rows = given.to(torch.float32).contiguous()
+        # 16-bit rows go to the library as they are when the output is of their type (it rounds
+        # into it as torch's cast would); else the float32 product, its output cast after.
+        direct = given.dtype != torch.float32 and out_dtype == given.dtype and self.bias is None
+        rows = given.contiguous() if direct else given.to(torch.float32).contiguous()
         trains = self.training and self.update_trigger.requires_grad and torch.is_grad_enabled()
         if trains and torch.jit.is_tracing():
             raise RuntimeError(
@@ -578,7 +591,7 @@ class TernaryLinear(torch.nn.Module):
                     _join_process_group(self)
                 self._hook_trigger()
             narrow = None
-            if trains and given.dtype != torch.float32:
+            if trains and rows.dtype != given.dtype:
                 narrow = given.detach().contiguous()
             y = _TernaryLinearFunction.apply(rows, narrow, self.update_trigger if trains else None,
                                              self)
@@ -658,26 +671,13 @@ class TernaryLinear(torch.nn.Module):
         return self._uses
 
     def _backward_rows(self, grad_y, seed):
+        """grad_x in grad_y's dtype (the rows' dtype of the forward)."""
         # int8 rounds grad_out on a stream keyed by the sample's index in the batch of the
         # update: after held passes, this pass's samples follow theirs.
         if self._data_parallel is not None and self.precision == "int8":
-            return self._data_parallel.backward_rows(self, grad_y, seed, self._held_rows)
-        grad_x = torch.empty((grad_y.shape[0], self.in_features), dtype=torch.float32,
-                             device=grad_y.device)
-        if grad_y.shape[0] > 0 and self.precision == "int8" and self._held_rows > 0:
-            device, stream = _where(grad_y)
-            _tc.tensor_backward_input_at(device, stream, self.codes.data_ptr(),
-                                         self.scale.data_ptr(), self.out_features,
-                                         self.in_features, self.C, grad_y.data_ptr(),
-                                         grad_y.shape[0], grad_x.data_ptr(), seed,
-                                         self._held_rows)
-        elif grad_y.shape[0] > 0:
-            device, stream = _where(grad_y)
-            _tc.tensor_backward_input(device, stream, self.codes.data_ptr(),
-                                      self.scale.data_ptr(), self.out_features, self.in_features,
-                                      self.C, grad_y.data_ptr(), grad_y.shape[0],
-                                      grad_x.data_ptr(), self.precision, seed)
-        return grad_x
+            return self._data_parallel.backward_rows(self, _rows32(grad_y), seed,
+                                                     self._held_rows).to(grad_y.dtype)
+        return _backward_input(self, grad_y, seed, self._held_rows)
 
     def _record_use(self, order, x, grad_y):
         self._pass_uses.append((order, x, grad_y))
@@ -704,10 +704,12 @@ class TernaryLinear(torch.nn.Module):
     @property
     def pending_bytes(self):
         """Bytes of the inputs and output gradients held for the next update: per micro-batch of
-        m samples, m * (in_features * the input's element size + 4 * out_features); fp32 on one
+        m samples, m * (in_features + out_features) * their element size (4, or 2 for a
+        bf16/fp16 model whose layers output their input's type); fp32 on one
         process, from the second step on, 4 * (in_features + out_features) per sample of the
         previous step's batch from the first micro-batch on (the step's buffers)."""
-        held = sum(use[1].numel() * use[1].element_size() + use[2].numel() * 4
+        held = sum(use[1].numel() * use[1].element_size() +
+                   use[2].numel() * use[2].element_size()
                    for uses in self._accumulated for use in uses)
         if self._buffer is not None:  # fp32: the buffers' rows not filled yet
             held += (self._batch_hint - self._buffered) * 4 * (self.in_features +
@@ -745,8 +747,8 @@ class TernaryLinear(torch.nn.Module):
             if any(use[1].device != self.codes.device for use in uses):
                 raise RuntimeError("TernaryLinear: the layer moved to another device while it "
                                    "had uses awaiting their update")
-            rounds = [(torch.cat([_rows32(u[1]) for u in p]), torch.cat([u[2] for u in p]))
-                      for p in passes]
+            rounds = [(torch.cat([_rows32(u[1]) for u in p]),
+                       torch.cat([_rows32(u[2]) for u in p])) for p in passes]
             self._skipped = self._data_parallel.update(self, rounds)
         else:
             self._apply_update([use for p in passes for use in p], whole)
@@ -766,11 +768,17 @@ class TernaryLinear(torch.nn.Module):
             return
         if whole is not None:
             x, grad_y = whole
-        elif len(uses) == 1:
-            x, grad_y = _rows32(uses[0][1]), uses[0][2]
         else:
-            x = _concatenated([use[1] for use in uses], self.in_features)
-            grad_y = _concatenated([use[2] for use in uses], self.out_features)
+            # bf16/fp16 rows of one type go as they are (the library widens them exactly as it
+            # reads them); anything else as float32.
+            dtypes = {use[1].dtype for use in uses} | {use[2].dtype for use in uses}
+            dtype = dtypes.pop() if len(dtypes) == 1 else torch.float32
+            if len(uses) == 1:
+                x, grad_y = (uses[0][1].to(dtype).contiguous(),
+                             uses[0][2].to(dtype).contiguous())
+            else:
+                x = _concatenated([use[1] for use in uses], self.in_features, dtype)
+                grad_y = _concatenated([use[2] for use in uses], self.out_features, dtype)
         dev, stream = _where(x)
         params = self._params()  # the library validates them before it changes anything
         rows = _tc.tensor_workspace_rows(dev, self.out_features, self.in_features)
@@ -779,7 +787,8 @@ class TernaryLinear(torch.nn.Module):
                                   self.v.data_ptr(), self.out_features, self.in_features, self.C,
                                   x.data_ptr(), x.shape[0], grad_y.data_ptr(),
                                   workspace.data_ptr(), rows, self._skipped.data_ptr(),
-                                  seed=step_seed(self.seed, self.step), **params)
+                                  seed=step_seed(self.seed, self.step),
+                                  input_type=_type_name(x.dtype), **params)
 
     def _integer_update_in_parts(self, uses):
         """The int8 update of several micro-batches without concatenating them (SPEC §7's
@@ -795,7 +804,7 @@ class TernaryLinear(torch.nn.Module):
         total = sum(use[1].shape[0] for use in uses)
         absmax = None
         for _, x, grad_y in uses:
-            x = _rows32(x)
+            x, grad_y = _rows32(x), _rows32(grad_y)
             part = torch.empty(in_ + out, dtype=torch.int32, device=x.device)
             _tc.tensor_int8_column_absmax(dev, stream, x.data_ptr(), grad_y.data_ptr(),
                                           x.shape[0], out, in_, part.data_ptr())
@@ -804,7 +813,7 @@ class TernaryLinear(torch.nn.Module):
         part = torch.empty_like(sums)
         offset = 0
         for _, x, grad_y in uses:
-            x = _rows32(x)
+            x, grad_y = _rows32(x), _rows32(grad_y)
             _tc.tensor_int8_gradient_sums(dev, stream, x.data_ptr(), grad_y.data_ptr(),
                                           x.shape[0], out, in_, absmax.data_ptr(), seed, total,
                                           offset, part.data_ptr())
@@ -854,15 +863,32 @@ class TernaryLinear(torch.nn.Module):
                 RuntimeWarning, stacklevel=2)
 
 
-def _concatenated(parts, columns):
-    """The float32 rows of `parts` in one contiguous tensor (bf16/fp16 rows widened in place)."""
-    out = torch.empty((sum(p.shape[0] for p in parts), columns), dtype=torch.float32,
+def _concatenated(parts, columns, dtype=torch.float32):
+    """The rows of `parts` in one contiguous tensor of `dtype` (bf16/fp16 rows widened in place
+    for float32)."""
+    out = torch.empty((sum(p.shape[0] for p in parts), columns), dtype=dtype,
                       device=parts[0].device)
     start = 0
     for part in parts:
         out[start:start + part.shape[0]].copy_(part)
         start += part.shape[0]
     return out
+
+
+def _backward_input(layer, grad_y, seed, sample_offset=0):
+    """grad_x [M, in] of grad_y [M, out] (contiguous; float32, or bf16/fp16 read as they are),
+    in grad_y's dtype; int8 rounds grad_y on the stream of samples sample_offset, sample_offset
+    + 1, ... (SPEC §6: the rows' places in the update's batch)."""
+    grad_x = torch.empty((grad_y.shape[0], layer.in_features), dtype=grad_y.dtype,
+                         device=grad_y.device)
+    if grad_y.shape[0] > 0:
+        device, stream = _where(grad_y)
+        _tc.tensor_backward_input(device, stream, layer.codes.data_ptr(), layer.scale.data_ptr(),
+                                  layer.out_features, layer.in_features, layer.C,
+                                  grad_y.data_ptr(), grad_y.shape[0], grad_x.data_ptr(),
+                                  layer.precision, seed, sample_offset,
+                                  _type_name(grad_y.dtype), _type_name(grad_y.dtype))
+    return grad_x
 
 
 def _rows32(x):

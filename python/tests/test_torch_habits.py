@@ -149,9 +149,10 @@ def test_micro_batches_of_half_inputs(precision):
         for i in range(3):
             rows = slice(4 * i, 4 * i + 4)
             loss_of(parts, x[rows], labels[rows]).float().backward()
-        # bf16 inputs are held as they came (2 bytes), until the fp32 buffers of a later step
-        assert parts[0].pending_bytes == 12 * (24 * (2 if step == 0 or precision == "int8"
-                                                     else 4) + 16 * 4)
+        # bf16 inputs and output gradients are held as they came (2 bytes each), until the
+        # fp32 buffers of a later step
+        size = 2 if step == 0 or precision == "int8" else 4
+        assert parts[0].pending_bytes == 12 * (24 + 16) * size
         optimizer.step()
         for a, b in zip(whole[::2], parts[::2]):
             assert_same(a, b)

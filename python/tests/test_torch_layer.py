@@ -260,6 +260,28 @@ def test_half_inputs_are_their_float32_widening(precision, dtype):
     assert x.grad.dtype == dtype
 
 
+@pytest.mark.parametrize("precision", ["fp32", "int8"])
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+def test_half_steps_are_the_steps_of_their_float32_widening(precision, dtype):
+    # 16-bit rows go to the library as they are (no float32 copy): the output, the input
+    # gradient and the update are those of the float32 widening, rounded where 16-bit.
+    half, wide = (TernaryLinear(16, 8, init_seed=15, seed=3, precision=precision)
+                  for _ in range(2))
+    for k in range(3):
+        x = torch.randn(6, 16, generator=gen(20 + k)).to(dtype).requires_grad_()
+        grad_y = torch.randn(6, 8, generator=gen(30 + k)).to(dtype)
+        x32 = x.detach().float().requires_grad_()
+        y = half(x)
+        y.backward(grad_y)
+        y32 = wide(x32)
+        y32.backward(grad_y.float())
+        assert y.dtype == dtype and x.grad.dtype == dtype
+        assert torch.equal(y, y32.to(dtype)) and torch.equal(x.grad, x32.grad.to(dtype))
+        assert_same_state(half, snapshot(wide))
+    assert half.step == 3 and not torch.equal(half.codes, TernaryLinear(
+        16, 8, init_seed=15, seed=3, precision=precision).codes)
+
+
 # 9. jit.trace of inference, constructor checks, CheckpointError messages.
 def test_jit_trace_of_inference():
     model = torch.nn.Sequential(TernaryLinear(16, 8, init_seed=12), torch.nn.ReLU(),

@@ -115,14 +115,15 @@ struct DecodeWeightColumns {
   }
 };
 
-/// The epilogue of the int32 sum the GEMM left in sums(r, c)'s bits, for r < rows, c < cols:
-/// each element is read and stored by one thread, so the epilogue may store into `sums` itself.
-/// A team per span of a row (no per-element division).
+/// The epilogue of the int32 sum the GEMM left in sums(r, c)'s bits, stored at (r, first_col +
+/// c), for r < rows, c < cols: each element is read and stored by one thread, so the epilogue may
+/// store into `sums` itself. A team per span of a row (no per-element division).
 template <class ExecSpace, class Epilogue>
 void finish_in_place(
     const ExecSpace& space,
     const Kokkos::View<float**, Kokkos::LayoutRight, typename ExecSpace::memory_space>& sums,
-    std::int64_t rows, std::int64_t cols, const Epilogue& epilogue, const char* label) {
+    std::int64_t rows, std::int64_t cols, const Epilogue& epilogue, const char* label,
+    std::int64_t first_col = 0) {
   using Policy = Kokkos::TeamPolicy<ExecSpace>;
   constexpr std::int64_t span = 4096;
   const std::int64_t spans = (cols + span - 1) / span;
@@ -134,7 +135,7 @@ void finish_in_place(
         const std::int64_t c0 = team.league_rank() % spans * span;
         const std::int64_t n = Kokkos::min(span, cols - c0);
         Kokkos::parallel_for(Kokkos::TeamThreadRange(team, n), [&](std::int64_t j) {
-          epilogue.store(r, c0 + j, Kokkos::bit_cast<std::int32_t>(sums(r, c0 + j)));
+          epilogue.store(r, first_col + c0 + j, Kokkos::bit_cast<std::int32_t>(sums(r, c0 + j)));
         });
       });
 }

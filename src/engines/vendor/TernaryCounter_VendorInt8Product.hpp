@@ -20,17 +20,31 @@
 
 namespace TernaryCounter::Impl {
 
-/// The scratch of a block of decoded weights: `rows` rows (at most) of `depth` int8.
-inline std::size_t decoded_block_scratch(std::int64_t rows, std::int64_t depth) {
-  return scratch_bytes<std::int8_t>(decoded_block_rows(rows, depth) * depth);
+/// The int32 sums of one block of a 16-bit output, at most (a float output holds its sums in
+/// its own elements).
+inline constexpr std::int64_t sums_block_bytes = std::int64_t(64) << 20;
+
+/// Output columns per GEMM of vendor_product: a block of decoded weights, and for a 16-bit
+/// output U at most sums_block_bytes of int32 sums over the M rows.
+template <class U>
+std::int64_t vendor_block_columns(std::int64_t M, std::int64_t cols, std::int64_t depth) {
+  const std::int64_t block = decoded_block_rows(cols, depth);
+  if constexpr (std::is_same_v<U, float>) {
+    return block;
+  } else {
+    const std::int64_t fit = sums_block_bytes / std::int64_t(sizeof(std::int32_t)) /
+                             std::max<std::int64_t>(M, 1) / decoded_tile * decoded_tile;
+    return std::min(block, std::max(decoded_tile, fit));
+  }
 }
 
 /// The arena bytes of vendor_product: a block of decoded weights and, for a 16-bit output U,
-/// the GEMM's int32 sums [M, cols] (a float output holds them in its own elements).
+/// the block's int32 sums.
 template <class U>
 std::size_t vendor_product_scratch(std::int64_t M, std::int64_t cols, std::int64_t depth) {
-  return decoded_block_scratch(cols, depth) +
-         (std::is_same_v<U, float> ? 0 : scratch_bytes<float>(M * cols));
+  const std::int64_t block = vendor_block_columns<U>(M, cols, depth);
+  return scratch_bytes<std::int8_t>(block * depth) +
+         (std::is_same_v<U, float> ? 0 : scratch_bytes<float>(M * block));
 }
 
 /// The vendor's int8 GEMM c = a b^T into an output's memory (see cublas_int8_gemm): none here.
@@ -50,8 +64,9 @@ inline bool vendor_int8_gemm(const Kokkos::Cuda& space, std::int64_t rows, std::
 #endif
 
 /// out [M, cols] = a W' on the vendor GEMM, W' decoded one block at a time by Decode (forward:
-/// rows of W, backward_input: columns of W), then the epilogue (in place in a float output);
-/// false where the GEMM cannot run. The arena holds vendor_product_scratch<U> bytes for it.
+/// rows of W, backward_input: columns of W), then the epilogue: in place in a float output after
+/// the last block; for a 16-bit output, block by block from the block's int32 sums in the arena.
+/// False where the GEMM cannot run. The arena holds vendor_product_scratch<U> bytes for it.
 template <template <class> class Decode, class ExecSpace, class U, class Epilogue>
 bool vendor_product(const ExecSpace& space, ScratchArena<ExecSpace>& arena,
                     const PackedState<typename ExecSpace::memory_space>& state,
@@ -59,24 +74,27 @@ bool vendor_product(const ExecSpace& space, ScratchArena<ExecSpace>& arena,
                     const OutputView<typename ExecSpace::memory_space, U>& out,
                     const Epilogue& epilogue, const char* label) {
   using Mem = typename ExecSpace::memory_space;
+  constexpr bool in_place = std::is_same_v<U, float>;
   const std::int64_t M = out.extent(0), cols = out.extent(1), depth = a.q.extent(1);
-  const std::int64_t block = decoded_block_rows(cols, depth);
+  const std::int64_t block = vendor_block_columns<U>(M, cols, depth);
   const Int8Matrix<Mem> w(arena.template take<std::int8_t>(block * depth), block, depth);
   OutputView<Mem> sums;  // the GEMM's int32 sums, in float's bits
-  if constexpr (std::is_same_v<U, float>) {
+  if constexpr (in_place) {
     sums = out;
   } else {
-    sums = OutputView<Mem>(arena.template take<float>(M * cols), M, cols);
+    sums = OutputView<Mem>(arena.template take<float>(M * block), M, block);
   }
   for (std::int64_t c0 = 0; c0 < cols; c0 += block) {
     const std::int64_t n = std::min(block, cols - c0);
     Decode<ExecSpace>{state.codes, state.C, w, c0, n}.run(space);
-    if (!vendor_int8_gemm(space, M, n, depth, a.q.data(), depth, w.data(), depth, sums.data() + c0,
+    float* c = in_place ? sums.data() + c0 : sums.data();
+    if (!vendor_int8_gemm(space, M, n, depth, a.q.data(), depth, w.data(), depth, c,
                           sums.stride(0))) {
       return false;
     }
+    if constexpr (!in_place) finish_in_place(space, sums, M, n, epilogue, label, c0);
   }
-  finish_in_place(space, sums, M, cols, epilogue, label);
+  if constexpr (in_place) finish_in_place(space, sums, M, cols, epilogue, label);
   return true;
 }
 
