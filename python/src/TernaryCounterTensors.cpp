@@ -159,6 +159,16 @@ void tensor_update_from_io(std::int64_t device, std::uintptr_t stream, std::uint
   });
 }
 
+void tensor_randomize(std::int64_t device, std::uintptr_t stream, std::uintptr_t codes,
+                      std::uintptr_t scale, std::uintptr_t v, std::int64_t out, std::int64_t in,
+                      int C, std::uint32_t seed, double init_scale) {
+  on_device("TernaryLinear", device, stream, [&](const auto& space) {
+    using Mem = typename std::decay_t<decltype(space)>::memory_space;
+    tc::randomize_ternary(space, state_at<Mem>(codes, scale, v, out, in, C), seed,
+                          float(init_scale));
+  });
+}
+
 std::int64_t tensor_workspace_rows(std::int64_t device, std::int64_t out, std::int64_t in) {
 #if defined(KOKKOS_ENABLE_CUDA)
   if (device >= 0) return tc::from_io_workspace_rows<Kokkos::Cuda>(out, in);
@@ -260,6 +270,9 @@ void register_tensor_calls(py::module_& m) {
         py::arg("workspace_rows"), py::arg("skipped"), py::arg("lr"), py::arg("lr_scale"),
         py::arg("rms_beta"), py::arg("rms_eps"), py::arg("clip"), py::arg("seed"),
         py::arg("lagged"), py::arg("precision"), py::arg("input_type") = "float32");
+  m.def("tensor_randomize", &tensor_randomize, py::arg("device"), py::arg("stream"),
+        py::arg("codes"), py::arg("scale"), py::arg("v"), py::arg("out"), py::arg("in_"),
+        py::arg("C"), py::arg("seed"), py::arg("init_scale"));
   m.def("tensor_workspace_rows", &tensor_workspace_rows, py::arg("device"), py::arg("out"),
         py::arg("in_"));
 }

@@ -424,16 +424,18 @@ class TernaryLinear(torch.nn.Module):
     def reset_parameters(self):
         """Draws the ternary values again from ``init_seed`` (scale ``init_scale``, v 0, steps 0,
         bias 0) and drops accumulated micro-batches."""
-        host = State(self.out_features, self.in_features, self.C)
-        if self.init_seed is not None:
-            scale = self.init_scale
-            if scale is None:
-                scale = 1.0 / math.sqrt(self.in_features * 2.0 / 3.0)
-            host.randomize(self.init_seed, scale)
+        scale = self.init_scale
+        if scale is None:
+            scale = 1.0 / math.sqrt(self.in_features * 2.0 / 3.0)
         with torch.no_grad():
-            self.codes.copy_(torch.from_numpy(host.codes))
-            self.scale.copy_(torch.from_numpy(host.scale))
-            self.v.copy_(torch.from_numpy(host.v))
+            # Drawn where the state lives (State.randomize's values: each a function of its
+            # place), so a large model initializes at the device's speed.
+            if self.codes.device.type != "meta":  # (a meta layer has no values to draw)
+                device, stream = _where(self.codes)
+                _tc.tensor_randomize(device, stream, self.codes.data_ptr(),
+                                     self.scale.data_ptr(), self.v.data_ptr(),
+                                     self.out_features, self.in_features, self.C,
+                                     self.init_seed, scale)
             self.steps.zero_()
             if self.bias is not None:
                 self.bias.zero_()
