@@ -47,9 +47,8 @@ after its own backward) and the same inputs, so checkpointing changes no bit of 
 (python/tests/test_llama_example.py compares the states). --loss-chunk N computes the final norm,
 head and loss N tokens at a time under (non-reentrant) checkpointing, so the logits of only N
 tokens exist at once; the head, used once per chunk, still gets one update per backward from
-all its uses (the same bits as one use), but its int8 input gradient is not the unchunked one:
-backward_input's stochastic rounding of grad_out is keyed by the sample's row within each call,
-so every chunk's rows draw the first chunk's random numbers (each rounding is still unbiased).
+all its uses and the input gradient of one use: each use's int8 rounding of grad_out starts at
+its chunk's first row, so the chunks change no bit either.
 
 Lines (every --log-every steps): step, mean training loss since the last line, tokens/s, and on
 CUDA torch.cuda.max_memory_allocated and the memory the driver counts in use

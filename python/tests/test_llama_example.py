@@ -114,15 +114,6 @@ def test_tiny_preset_loss_falls(tmp_path):
     assert points[-1]["loss"] < points[0]["loss"] - 2.5
 
 
-CHUNKED_INT8_REASON = (
-    "int8 backward_input rounds grad_out stochastically on a stream indexed by the sample's row "
-    "within the call (SPEC §6: elem = m * out + o), so a layer called on chunks restarts at m = 0 "
-    "in every chunk and its grad_x differs from one call over the whole batch; the C++ "
-    "ProductOptions::sample_offset exists, but the extension's tensor_backward_input does not "
-    "take it and TernaryLinear does not pass each use's offset (the rows of its earlier uses in "
-    "the pass)")
-
-
 def chunked_int8_layer():
     """(grad_x of one call over 40 samples, grad_x of two calls over 16 + 24, the layers)."""
     example()
@@ -148,7 +139,6 @@ def test_int8_layer_in_chunks_updates_as_one_call():
     assert torch.equal(whole_grad[:16], parts_grad[:16])  # the first chunk starts at m = 0
 
 
-@pytest.mark.xfail(strict=True, reason=CHUNKED_INT8_REASON)
 def test_int8_layer_in_chunks_input_gradient():
     import torch
     whole_grad, parts_grad, _, _ = chunked_int8_layer()
@@ -179,9 +169,8 @@ def train_states(llama_pretrain, *checkpointing):
     ["--checkpoint", "nonreentrant"],
     ["--checkpoint", "reentrant"],
     # The head and loss in chunks of 100 tokens: the head gets one update from its three uses,
-    # but its input gradient is not the unchunked one's (the reason below).
-    pytest.param(["--checkpoint", "nonreentrant", "--loss-chunk", "100"], marks=pytest.mark.xfail(
-        strict=True, reason=CHUNKED_INT8_REASON)),
+    # and each use's input gradient starts at its chunk's first row.
+    ["--checkpoint", "nonreentrant", "--loss-chunk", "100"],
 ], ids=["nonreentrant", "reentrant", "nonreentrant-loss-chunk"])
 def test_checkpointing_changes_no_bit(checkpointing):
     checkpointing = tuple(checkpointing)
