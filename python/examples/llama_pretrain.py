@@ -53,7 +53,9 @@ its chunk's first row, so the chunks change no bit either.
 Lines (every --log-every steps): step, mean training loss since the last line, tokens/s, and on
 CUDA torch.cuda.max_memory_allocated and the memory the driver counts in use
 (torch.cuda.mem_get_info: torch's cache, the contexts and Kokkos' own allocations), on the CPU
-the process's resident set size and its peak. --curve FILE.json keeps them; --plot FILE.png
+the process's resident set size and its peak; with the ternary model also scratch_gib, the
+scratch ternarycounter keeps on the device between calls (ternarycounter.scratch_bytes), which
+torch's counters do not see. --curve FILE.json keeps them; --plot FILE.png
 A.json B.json ... draws the runs' loss against steps and seconds.
 
     PYTHONPATH=build/cuda/python python3 python/examples/llama_pretrain.py --preset 7b \
@@ -468,12 +470,18 @@ def rss_gib():
 
 
 def memory_fields(device):
+    """torch's counters (CUDA) or the process's resident set (CPU), and the ternary layers'
+    scratch that ternarycounter keeps on the device between calls, which torch does not count."""
     if device.type == "cuda":
         free, total = torch.cuda.mem_get_info(device)
-        return dict(max_allocated_gib=round(torch.cuda.max_memory_allocated(device) / 2**30, 3),
-                    driver_used_gib=round((total - free) / 2**30, 3))
-    current, peak = rss_gib()
-    return dict(rss_gib=round(current, 3), peak_rss_gib=round(peak, 3))
+        fields = dict(max_allocated_gib=round(torch.cuda.max_memory_allocated(device) / 2**30, 3),
+                      driver_used_gib=round((total - free) / 2**30, 3))
+    else:
+        current, peak = rss_gib()
+        fields = dict(rss_gib=round(current, 3), peak_rss_gib=round(peak, 3))
+    if "ternarycounter" in sys.modules:  # the baselines run without the package
+        fields["scratch_gib"] = round(sys.modules["ternarycounter"].scratch_bytes(device) / 2**30, 3)
+    return fields
 
 
 def state_bytes(model, optimizer):

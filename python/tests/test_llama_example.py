@@ -106,6 +106,8 @@ def test_tiny_preset_loss_falls(tmp_path):
     assert [p["step"] for p in points] == [20, 40]
     assert record["error"] is None and record["final"]["steps"] == 40
     assert all(p["rss_gib"] > 0 and p["peak_rss_gib"] >= p["rss_gib"] for p in points)
+    # The library's kept scratch (the head's int8 operands: 8 MB of grad_out), beside the RSS.
+    assert all(p["scratch_gib"] > 0 for p in points)
     # Uniform over 32,000 tokens is ln 32000 = 10.37 nats. Measured with torch 1.13 on 2 CPU
     # cores, seeds 1, 2, 3: mean loss 6.26, 6.29, 6.36 over steps 1-20 and 2.82, 2.89, 2.89 over
     # steps 21-40. The bounds leave a margin for other builds' rounding.
