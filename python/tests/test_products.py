@@ -87,7 +87,8 @@ def test_scratch_bytes_grow_after_an_int8_forward():
         state = tc.State(8, 512, 8)
         state.randomize(1, 0.1)
         tc.forward(state, np.ones((64, 512), np.float32), precision="int8")
-        print(before, tc.scratch_bytes("cpu"), tc.scratch_bytes(), type(tc.scratch_bytes()).__name__)
+        every = tc.scratch_bytes()
+        print(before, tc.scratch_bytes("cpu"), every, type(every).__name__)
         """
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                             timeout=120, env=dict(os.environ))
