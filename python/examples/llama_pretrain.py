@@ -297,8 +297,9 @@ class Llama(nn.Module):
         super().__init__()
         self.shape, self.checkpoint, self.loss_chunk = shape, checkpoint, loss_chunk
         self.offload = offload and checkpoint != "none"
-        # Offloading needs the block inputs among autograd's saved tensors: the reentrant
-        # checkpoint where torch's non-reentrant one keeps them elsewhere (same bits: the tests).
+        # Offloading needs the block inputs among autograd's saved tensors: where torch's
+        # non-reentrant checkpoint keeps them elsewhere (torch < 2.1) the blocks take the
+        # reentrant one, which saves them; the bits are the same (test_llama_example.py).
         self.reentrant_blocks = checkpoint == "reentrant" or (
             self.offload and not checkpoint_saves_inputs())
         self.residual_dtype = residual_dtype
