@@ -16,6 +16,7 @@
 #include "TernaryCounter_PortableMath.hpp"
 #include "TernaryCounter_Precision.hpp"
 #include "TernaryCounter_Schedule.hpp"
+#include "TernaryCounter_ScratchMemory.hpp"
 #include "TernaryCounter_TernaryLinear.hpp"
 #include "TernaryCounter_Update.hpp"
 #include "TernaryCounter_UpdateFromIO.hpp"

@@ -99,6 +99,17 @@ TEST(Integer, ForwardAndBackwardInputMatchTheReference) {
   }
 }
 
+// The scratch kept between calls is reported: after an int8 forward, at least its quantized x.
+TEST(Integer, ScratchBytesHeldCountTheKeptBuffers) {
+  SplitMix64 rng(6);
+  const std::int64_t M = 64, out = 8, in = 512;
+  const DeviceState state = to_device(random_state(out, in, 8, rng));
+  const DeviceMatrix y("y", M, out);
+  forward(ExecSpace{}, state, to_device(random_values(M * in, rng), M, in), y, {Precision::int8});
+  ExecSpace().fence();
+  EXPECT_GE(scratch_bytes_held<MemSpace>(), M * in);
+}
+
 TEST(Integer, ForwardIsCloseToFp32) {
   // Nearest rounding moves each x by at most half a step (a_m / 254), so each output moves by
   // at most scale * in * a_m / 254 (plus float rounding): a bound that a wrong scale or sign

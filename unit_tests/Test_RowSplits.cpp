@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // SPEC §4: the same bits for every team size and every row split (rows updated in separate calls
-// on subviews with params.row_offset), and for from_io every workspace size.
+// on subviews with params.row_offset), and for from_io every workspace size, the default's bound
+// included.
 #include "Test_Helpers.hpp"
+#include "engines/TernaryCounter_Tiling.hpp"
 #include "update/impl/TernaryCounter_RowUpdateKernel.hpp"
 
+#include <algorithm>
 #include <tuple>
 #include <type_traits>
 
@@ -222,6 +225,53 @@ TEST_P(FromIoWorkspace, SameBitsForEveryWorkspaceSize) {
       SCOPED_TRACE(describe(opt));
       EXPECT_TRUE(bit_exact(run_case(c, opt), want));
     }
+  }
+}
+
+// The default workspace is a small share of the layer's gradient: at most the larger of 4 MiB and
+// an eighth of out * in * 4 bytes, within the backend's budget, whole tile rows (or all rows), and
+// one tile row where a tile row is larger than that.
+TEST(FromIoWorkspaceRows, DefaultIsBoundedByAShareOfTheGradient) {
+  using T = Tiling<ExecSpace>;
+  const std::pair<std::int64_t, std::int64_t> shapes[] = {
+      {16, 64},      {2048, 1024},  {4096, 4096}, {11008, 4096},
+      {4096, 11008}, {32000, 4096}, {1, 1 << 22}, {100000, 100000}};
+  for (const auto& [out, in] : shapes) {
+    SCOPED_TRACE(std::to_string(out) + " x " + std::to_string(in));
+    const std::int64_t rows = from_io_workspace_rows<ExecSpace>(out, in);
+    const std::int64_t bound =
+        std::min(std::int64_t(T::workspace_bytes),
+                 std::max(from_io_workspace_floor_bytes, out * in * 4 / from_io_workspace_share));
+    EXPECT_GE(rows, std::min<std::int64_t>(out, T::tile_rows));
+    EXPECT_LE(rows, out);
+    EXPECT_TRUE(rows == out || rows % T::tile_rows == 0);
+    EXPECT_TRUE(rows * in * 4 <= bound || rows == std::min<std::int64_t>(out, T::tile_rows));
+  }
+}
+
+// The default workspace takes a layer in several chunks where a workspace of all rows takes it in
+// one: the same bits, in both precisions.
+TEST(FromIoWorkspaceRows, DefaultChunksChangeNoBit) {
+  const std::int64_t out = 2048, in = 1024, M = 12;
+  ASSERT_LT(from_io_workspace_rows<ExecSpace>(out, in), out);
+  SplitMix64 rng(11);
+  const HostState start = random_state(out, in, 8, rng);
+  std::vector<float> x(M * in), g(M * out);
+  for (float& value : x) value = rng.uniform(-1.0f, 1.0f);
+  for (float& value : g) value = rng.uniform(-0.5f, 0.5f);
+  const DeviceMatrix xd = to_device(x, M, in), gd = to_device(g, M, out);
+  UpdateParams params;
+  params.seed = 0x5EEDu;
+  params.lr = 0.05;
+  for (const Precision precision : {Precision::fp32, Precision::int8}) {
+    SCOPED_TRACE(precision_name(precision));
+    const DeviceState by_default = to_device(start), whole = to_device(start);
+    update_from_io(ExecSpace{}, by_default, xd, gd, params, precision);
+    const DeviceMatrix all_rows("all_rows", out, in);
+    update_from_io(ExecSpace{}, whole, xd, gd, params, all_rows, precision);
+    const HostState a = to_host(by_default), b = to_host(whole);
+    EXPECT_TRUE(same_state(a, b));
+    EXPECT_FALSE(same_state(a, start));
   }
 }
 

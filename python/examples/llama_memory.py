@@ -6,6 +6,7 @@ by AdamW in pure BF16 and by AdamW under BF16 autocast (AMP).
 
     python3 python/examples/llama_memory.py                 # every preset, batch 1 x its context
     python3 python/examples/llama_memory.py --preset 7b --batch 4 --context 2048
+    python3 python/examples/llama_memory.py --preset 7b --batch 8 --loss-chunk 2048 --budget
 
 What each part counts (B = bytes, GB = 10^9 bytes, GiB = 2^30 bytes):
 
@@ -33,13 +34,25 @@ What each part counts (B = bytes, GB = 10^9 bytes, GiB = 2^30 bytes):
   tiny preset). Not per token: the rotary tables' bf16 casts, 2 head_dim x 2 B per position.
 - logits and loss (an estimate): at the log-softmax backward, its float32 output, incoming
   gradient and input gradient (4 B each): 12 B x vocab per token. (The head then holds a float32
-  grad_out, 4 B x vocab, until its update, after those are freed.)
+  grad_out, 4 B x vocab, until its update, after those are freed.) With --loss-chunk N (the
+  head and loss N tokens at a time, llama_pretrain.py's --loss-chunk) the head holds every
+  chunk's float32 grad_out until its update (4 B x vocab per token of the batch), beside one
+  chunk's log-softmax output and gradient (8 B x vocab per chunk token) or, in its update of
+  several uses, two int32 [vocab, d_model] arrays: 4 vocab tokens + 8 vocab max(N, d_model) B.
 - activations = checkpointed + the larger of one block's recompute and the logits and loss
   (the two do not coexist: the head updates before the last block's backward), + the ternary
   model's sparse embedding gradient (float32 rows, 4 d_model B per token).
+- --offload: llama_pretrain.py's --offload-checkpoints keeps the checkpointed block inputs in
+  pinned host memory (torch.autograd.graph.save_on_cpu); the GPU holds one block's input at a
+  time (d_model x 2 B per token, back for the block's recompute) instead of all of them.
+- int8 scratch (ternary model): the library keeps its largest call's int8 operands between
+  calls (ternarycounter.scratch_bytes): an update of M samples quantizes x and grad_out, M (in +
+  out) B, the largest of the projections' (M = the batch's tokens) and the head's (M = a chunk's
+  tokens with --loss-chunk).
 
-Not counted: the CUDA context, torch's and Kokkos' caching, the update workspace (256 MiB on a
-GPU, transient) and the integer path's kept scratch (docs/MEMORY.md).
+Not counted: the CUDA context, torch's caching allocator's slack and the transients of one call
+(a TernaryLinear's float32 widening of its input and grad_out; the update's workspace, at most
+the larger of 4 MiB and an eighth of the layer's float32 gradient).
 """
 
 import argparse
@@ -95,60 +108,113 @@ def per_token(p):
                 embedding_gradient=4 * d)  # the ternary model's sparse fp32 gradient rows
 
 
-def model(name, batch=1, context=None):
-    """Every part in bytes for the preset at batch x context tokens."""
+def model(name, batch=1, context=None, loss_chunk=0, offload=False):
+    """Every part in bytes for the preset at batch x context tokens, the head and loss computed
+    loss_chunk tokens at a time (0: all at once), the checkpointed block inputs in pinned host
+    memory (offload) or on the GPU."""
     p = PRESETS[name]
     c = counts(p)
     tokens = batch * (context or p["context"])
     params = c["projection_weights"] + c["embedding"] + c["head"] + c["norm_gains"]
     act = per_token(p)
-    activations = tokens * (act["checkpointed"] + max(act["block_recompute"],
-                                                      act["logits_and_loss"]))
+    chunked = 0 < loss_chunk < tokens
+    if chunked:
+        logits = 4 * p["vocab"] * tokens + 8 * p["vocab"] * max(loss_chunk, p["d_model"])
+    else:
+        logits = tokens * act["logits_and_loss"]
+    checkpointed = tokens * (p["d_model"] * ACTIVATION_BYTES if offload else act["checkpointed"])
+    activations = checkpointed + max(tokens * act["block_recompute"], logits)
+    head_tokens = loss_chunk if chunked else tokens
+    scratch = max(tokens * max(i + o for i, o in projection_shapes(p)),
+                  head_tokens * (p["d_model"] + p["vocab"]))
     ternary = dict(
         projections=ternary_bytes(c["projection_weights"], c["projection_rows"],
                                   c["projection_layers"]),
         head=ternary_bytes(c["head"], c["head_rows"], 1),
         embedding=4 * c["embedding"], norm_gains=8 * c["norm_gains"])
-    return dict(preset=name, tokens=tokens, parameters=params, counts=c, per_token=act,
+    return dict(preset=name, tokens=tokens, loss_chunk=loss_chunk if chunked else 0,
+                offload=offload, parameters=params, counts=c, per_token=act,
                 ternary_parts=ternary, ternary_state=sum(ternary.values()),
                 adamw_bf16_state=8 * params, adamw_amp_state=16 * params,
-                activations=activations,
-                ternary_activations=activations + tokens * act["embedding_gradient"])
+                checkpointed=checkpointed, logits_and_loss=logits,
+                block_recompute=tokens * act["block_recompute"], activations=activations,
+                ternary_activations=activations + tokens * act["embedding_gradient"],
+                ternary_scratch=scratch,
+                pinned_host=tokens * act["checkpointed"] if offload else 0)
 
 
 def gb(n):
     return f"{n / 1e9:8.2f}"
 
 
-def table(names, batch, context):
-    lines = ["Computed from the preset shapes (not measured); GB = 10^9 bytes; batch "
-             f"{batch} x context {'(preset)' if context is None else context}.", ""]
+def setting(batch, context, loss_chunk=0, offload=False):
+    return (f"batch {batch} x context {'(preset)' if context is None else context}"
+            + (f", loss chunk {loss_chunk}" if loss_chunk else "")
+            + (", checkpoints offloaded" if offload else ""))
+
+
+def table(names, batch, context, loss_chunk=0, offload=False):
+    lines = ["Computed from the preset shapes (not measured); GB = 10^9 bytes; "
+             f"{setting(batch, context, loss_chunk, offload)}.", ""]
     head = ("| preset | parameters | ternary state GB | pure-BF16 AdamW GB | AMP AdamW GB | "
             "activations GB | ternary total GB | BF16 AdamW total GB | AMP AdamW total GB |")
     lines += [head, "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for name in names:
-        m = model(name, batch, context)
+        m = model(name, batch, context, loss_chunk, offload)
         a = m["activations"]
         lines.append(f"| {name} | {m['parameters'] / 1e9:.3f} B | {gb(m['ternary_state'])} | "
                      f"{gb(m['adamw_bf16_state'])} | {gb(m['adamw_amp_state'])} | {gb(a)} | "
-                     f"{gb(m['ternary_state'] + m['ternary_activations'])} | "
+                     f"{gb(ternary_total(m))} | "
                      f"{gb(m['adamw_bf16_state'] + a)} | "
                      f"{gb(m['adamw_amp_state'] + a)} |")
     lines += ["", "Ternary model's parts (GB): projections (0.75 B/weight + 8 B/row + 8 B/layer), "
               "head (the same), fp32 embedding, fp32 norm gains + gradients;",
               "activations per token (kB = 10^3 B): checkpointed block inputs, one block's "
               "recompute (estimate), logits and loss (estimate); the ternary total also counts "
-              "the embedding's sparse float32 gradient (4 d_model B per token).", "",
+              "the embedding's sparse float32 gradient (4 d_model B per token) and the int8 "
+              "scratch the library keeps (its largest call's operands).", "",
               "| preset | projections | head | embedding | norm gains | checkpointed kB/token | "
               "block recompute kB/token | logits+loss kB/token |",
               "|---|---:|---:|---:|---:|---:|---:|---:|"]
     for name in names:
-        m = model(name, batch, context)
+        m = model(name, batch, context, loss_chunk, offload)
         t, act = m["ternary_parts"], m["per_token"]
         lines.append(f"| {name} | {gb(t['projections'])} | {gb(t['head'])} | "
                      f"{gb(t['embedding'])} | {gb(t['norm_gains'])} | "
                      f"{act['checkpointed'] / 1e3:.1f} | {act['block_recompute'] / 1e3:.1f} | "
                      f"{act['logits_and_loss'] / 1e3:.1f} |")
+    return "\n".join(lines)
+
+
+def ternary_total(m):
+    """The ternary model's GPU bytes: state, activations, the int8 scratch."""
+    return m["ternary_state"] + m["ternary_activations"] + m["ternary_scratch"]
+
+
+def budget(names, batch, context, loss_chunk):
+    """The ternary model's GPU memory, part by part, with the checkpointed block inputs on the
+    GPU and in pinned host memory, with the loss chunk and without."""
+    lines = ["Computed from the preset shapes (not measured); GB = 10^9 bytes; the ternary model "
+             f"at {setting(batch, context)}.", "",
+             "| preset | loss chunk | checkpointed inputs | state GB | checkpointed GB | "
+             "block recompute GB | logits+loss GB | embedding gradient GB | int8 scratch GB | "
+             "GPU total GB | pinned host GB |",
+             "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    chunks = [loss_chunk, 0] if loss_chunk else [0]
+    for name in names:
+        for chunk in chunks:
+            for offload in (False, True):
+                m = model(name, batch, context, chunk, offload)
+                embedding = m["tokens"] * m["per_token"]["embedding_gradient"]
+                lines.append(
+                    f"| {name} | {m['loss_chunk'] or 'none'} | "
+                    f"{'pinned host' if offload else 'GPU'} | {gb(m['ternary_state'])} | "
+                    f"{gb(m['checkpointed'])} | {gb(m['block_recompute'])} | "
+                    f"{gb(m['logits_and_loss'])} | {gb(embedding)} | "
+                    f"{gb(m['ternary_scratch'])} | {gb(ternary_total(m))} | "
+                    f"{gb(m['pinned_host'])} |")
+    lines += ["", "The GPU total counts the larger of the block recompute and the logits and loss "
+              "(they do not coexist); pinned host: the offloaded block inputs."]
     return "\n".join(lines)
 
 
@@ -158,8 +224,19 @@ def main(argv=None):
                    help="one preset (repeatable; default: all)")
     p.add_argument("--batch", type=int, default=1)
     p.add_argument("--context", type=int, default=None, help="default: the preset's")
+    p.add_argument("--loss-chunk", type=int, default=0,
+                   help="the head and loss this many tokens at a time (0: all at once)")
+    p.add_argument("--offload", action="store_true",
+                   help="the checkpointed block inputs in pinned host memory")
+    p.add_argument("--budget", action="store_true",
+                   help="the ternary model's GPU memory part by part, checkpoints on the GPU "
+                        "and offloaded, with --loss-chunk and without")
     args = p.parse_args(argv)
-    print(table(args.preset or list(PRESETS), args.batch, args.context))
+    names = args.preset or list(PRESETS)
+    if args.budget:
+        print(budget(names, args.batch, args.context, args.loss_chunk))
+    else:
+        print(table(names, args.batch, args.context, args.loss_chunk, args.offload))
 
 
 if __name__ == "__main__":

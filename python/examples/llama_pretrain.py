@@ -44,17 +44,24 @@ torch.utils.checkpoint, so only the blocks' inputs stay between forward and back
 block's forward runs again in the backward. A TernaryLinear trains once per backward from the
 inputs of the forward: the recomputed forward sees the same state (the layer's update comes
 after its own backward) and the same inputs, so checkpointing changes no bit of the training
-(python/tests/test_llama_example.py compares the states). --loss-chunk N computes the final norm,
-head and loss N tokens at a time under (non-reentrant) checkpointing, so the logits of only N
-tokens exist at once; the head, used once per chunk, still gets one update per backward from
-all its uses (the same bits as one use), but its int8 input gradient is not the unchunked one:
-backward_input's stochastic rounding of grad_out is keyed by the sample's row within each call,
-so every chunk's rows draw the first chunk's random numbers (each rounding is still unbiased).
+(python/tests/test_llama_example.py compares the states). --offload-checkpoints keeps those
+inputs in pinned host memory (torch.autograd.graph.save_on_cpu around the blocks' forward; the
+recompute in backward copies each back and runs outside it), so the GPU holds one at a time: the
+7b preset at 8 x 2048 tokens with --loss-chunk 2048 then needs about 9.6 GB by llama_memory.py's
+count instead of 13.8 GB (docs/MEMORY.md). Where torch's non-reentrant checkpoint keeps its
+inputs outside autograd's saved tensors (torch < 2.1), the blocks run under the reentrant one,
+which saves them (the same bits). --loss-chunk N computes the final norm, head and loss N tokens
+at a time under (non-reentrant) checkpointing, so the logits of only N tokens exist at once; the
+head, used once per chunk, still gets one update per backward from all its uses and the input
+gradient of one use: each use's int8 rounding of grad_out starts at its chunk's first row, so
+the chunks change no bit either.
 
 Lines (every --log-every steps): step, mean training loss since the last line, tokens/s, and on
 CUDA torch.cuda.max_memory_allocated and the memory the driver counts in use
 (torch.cuda.mem_get_info: torch's cache, the contexts and Kokkos' own allocations), on the CPU
-the process's resident set size and its peak. --curve FILE.json keeps them; --plot FILE.png
+the process's resident set size and its peak; with the ternary model also scratch_gib, the
+scratch ternarycounter keeps on the device between calls (ternarycounter.scratch_bytes), which
+torch's counters do not see. --curve FILE.json keeps them; --plot FILE.png
 A.json B.json ... draws the runs' loss against steps and seconds.
 
     PYTHONPATH=build/cuda/python python3 python/examples/llama_pretrain.py --preset 7b \
@@ -66,6 +73,8 @@ llama_memory.py computes each part's memory from the preset shapes.
 """
 
 import argparse
+import contextlib
+import functools
 import json
 import math
 import os
@@ -108,6 +117,9 @@ def parse_args(argv=None):
                    default="nonreentrant", help="per-block activation checkpointing")
     p.add_argument("--loss-chunk", type=int, default=0,
                    help="tokens per chunk of the head and loss (0: all at once)")
+    p.add_argument("--offload-checkpoints", action="store_true",
+                   help="keep the checkpointed block inputs in pinned host memory "
+                        "(torch.autograd.graph.save_on_cpu): the GPU holds one at a time")
     p.add_argument("--lr", type=float, default=0.64,
                    help="the TernaryLinear layers' lr times their fan-in: a layer of n inputs "
                         "gets lr / n (0.01 at 64 inputs, 1.6e-4 at 4096)")
@@ -139,6 +151,8 @@ def parse_args(argv=None):
     for name in ("steps", "batch", "context", "log_every"):
         if getattr(args, name) < 1:
             p.error(f"--{name.replace('_', '-')} must be >= 1")
+    if args.offload_checkpoints and args.checkpoint == "none":
+        p.error("--offload-checkpoints moves what --checkpoint keeps: not with --checkpoint none")
     return args
 
 
@@ -265,11 +279,29 @@ class Block(nn.Module):
         return x + self.down(F.silu(self.gate(h)) * self.up(h)).to(x.dtype)
 
 
+@functools.lru_cache(maxsize=None)
+def checkpoint_saves_inputs():
+    """Whether torch's non-reentrant checkpoint saves its inputs as autograd saved tensors, which
+    save_on_cpu moves (torch >= 2.1); torch 1.13's keeps them in a closure, out of its reach, where
+    the reentrant checkpoint saves them."""
+    packed = []
+    x = torch.zeros(4, requires_grad=True)
+    with torch.autograd.graph.saved_tensors_hooks(lambda t: packed.append(t) or t, lambda t: t):
+        torch.utils.checkpoint.checkpoint(lambda t: t * 2, x, use_reentrant=False)
+    return any(t.data_ptr() == x.data_ptr() for t in packed)
+
+
 class Llama(nn.Module):
     def __init__(self, shape, context, linear, norm, embedding, residual_dtype, checkpoint,
-                 loss_chunk, device, progress=None):
+                 loss_chunk, device, progress=None, offload=False):
         super().__init__()
         self.shape, self.checkpoint, self.loss_chunk = shape, checkpoint, loss_chunk
+        self.offload = offload and checkpoint != "none"
+        # Offloading needs the block inputs among autograd's saved tensors: where torch's
+        # non-reentrant checkpoint keeps them elsewhere (torch < 2.1) the blocks take the
+        # reentrant one, which saves them; the bits are the same (test_llama_example.py).
+        self.reentrant_blocks = checkpoint == "reentrant" or (
+            self.offload and not checkpoint_saves_inputs())
         self.residual_dtype = residual_dtype
         self.embed = embedding
         blocks = []
@@ -289,13 +321,21 @@ class Llama(nn.Module):
 
     def hidden(self, idx):
         x = self.embed(idx).to(self.residual_dtype)
-        for block in self.blocks:
-            if self._checkpointed():
-                x = torch.utils.checkpoint.checkpoint(
-                    block, x, self.cos, self.sin, use_reentrant=self.checkpoint == "reentrant",
-                    preserve_rng_state=False)
-            else:
-                x = block(x, self.cos, self.sin)
+        checkpointed = self._checkpointed()
+        # Offloaded, each checkpoint's saved input (its block's input) is copied to pinned host
+        # memory as it is saved and back for the block's recompute, which runs in backward,
+        # outside this context: its own saved tensors stay on the device. The rotary tables are
+        # no checkpoint input (partial), so they are not copied once per block.
+        offloading = torch.autograd.graph.save_on_cpu(pin_memory=True) \
+            if checkpointed and self.offload else contextlib.nullcontext()
+        with offloading:
+            for block in self.blocks:
+                if checkpointed:
+                    x = torch.utils.checkpoint.checkpoint(
+                        functools.partial(block, cos=self.cos, sin=self.sin), x,
+                        use_reentrant=self.reentrant_blocks, preserve_rng_state=False)
+                else:
+                    x = block(x, self.cos, self.sin)
         return x
 
     def _loss_sum(self, x, targets):
@@ -354,7 +394,7 @@ def build_model(args, device, progress=None):
     residual_dtype = torch.bfloat16 if (args.baseline == "adamw-bf16" or args.amp_on) \
         else torch.float32
     return Llama(shape, args.context, linear, norm, embedding, residual_dtype, args.checkpoint,
-                 args.loss_chunk, device, progress)
+                 args.loss_chunk, device, progress, offload=args.offload_checkpoints)
 
 
 def ternary_layers(model):
@@ -469,12 +509,19 @@ def rss_gib():
 
 
 def memory_fields(device):
+    """torch's counters (CUDA) or the process's resident set (CPU), and the ternary layers'
+    scratch that ternarycounter keeps on the device between calls, which torch does not count."""
     if device.type == "cuda":
         free, total = torch.cuda.mem_get_info(device)
-        return dict(max_allocated_gib=round(torch.cuda.max_memory_allocated(device) / 2**30, 3),
-                    driver_used_gib=round((total - free) / 2**30, 3))
-    current, peak = rss_gib()
-    return dict(rss_gib=round(current, 3), peak_rss_gib=round(peak, 3))
+        fields = dict(max_allocated_gib=round(torch.cuda.max_memory_allocated(device) / 2**30, 3),
+                      driver_used_gib=round((total - free) / 2**30, 3))
+    else:
+        current, peak = rss_gib()
+        fields = dict(rss_gib=round(current, 3), peak_rss_gib=round(peak, 3))
+    if "ternarycounter" in sys.modules:  # the baselines run without the package
+        scratch = sys.modules["ternarycounter"].scratch_bytes(device)
+        fields["scratch_gib"] = round(scratch / 2**30, 3)
+    return fields
 
 
 def state_bytes(model, optimizer):
@@ -513,11 +560,17 @@ def train(args):
     starts = batch_starts(args.steps, args.batch, split - args.context - 1, args.seed)
     eval_starts = batch_starts(1, args.eval_batches * args.batch,
                                len(held_out) - args.context - 1, 12345)[0]
+    offload = ""
+    if args.offload_checkpoints:
+        offload = " (inputs in pinned host memory" + (
+            "" if args.checkpoint == "reentrant" or checkpoint_saves_inputs() else
+            "; blocks reentrant: this torch's non-reentrant checkpoint keeps its inputs out of "
+            "save_on_cpu's reach") + ")"
     say(f"{label}: preset {args.preset} ({shape['layers']} layers, d_model {shape['d_model']}, "
         f"{shape['heads']} heads / {shape['kv_heads']} kv, MLP {shape['d_ff']}, vocabulary "
         f"{shape['vocab']}), context {args.context}, batch {args.batch}, {args.steps} steps on "
-        f"{device}{' (bf16 autocast)' if args.amp_on else ''}, checkpoint {args.checkpoint}, "
-        f"{len(data)} bytes of text")
+        f"{device}{' (bf16 autocast)' if args.amp_on else ''}, checkpoint {args.checkpoint}"
+        f"{offload}, {len(data)} bytes of text")
     record = dict(label=label, preset=args.preset, shape=shape, device=(
         torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu"),
         torch=torch.__version__, argv=sys.argv[1:], points=[], final=None, error=None)

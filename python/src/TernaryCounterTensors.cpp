@@ -169,6 +169,20 @@ void tensor_randomize(std::int64_t device, std::uintptr_t stream, std::uintptr_t
   });
 }
 
+// Bytes of the library's kept scratch in host memory (gpu false) or on a GPU (index -1: the one
+// Kokkos runs on; another GPU, or a build without CUDA, holds none).
+std::int64_t scratch_bytes(bool gpu, std::int64_t index) {
+  if (!gpu) return tc::scratch_bytes_held<Kokkos::HostSpace>();
+#if defined(KOKKOS_ENABLE_CUDA)
+  if (forked_child()) forked_error("the CUDA context");
+  if (index < 0 || index == Kokkos::Cuda().cuda_device()) {
+    return tc::scratch_bytes_held<Kokkos::Cuda::memory_space>();
+  }
+#endif
+  (void)index;
+  return 0;
+}
+
 std::int64_t tensor_workspace_rows(std::int64_t device, std::int64_t out, std::int64_t in) {
 #if defined(KOKKOS_ENABLE_CUDA)
   if (device >= 0) return tc::from_io_workspace_rows<Kokkos::Cuda>(out, in);
@@ -275,6 +289,7 @@ void register_tensor_calls(py::module_& m) {
         py::arg("C"), py::arg("seed"), py::arg("init_scale"));
   m.def("tensor_workspace_rows", &tensor_workspace_rows, py::arg("device"), py::arg("out"),
         py::arg("in_"));
+  m.def("scratch_bytes", &scratch_bytes, py::arg("gpu"), py::arg("index"));
 }
 
 }  // namespace TernaryCounterPython

@@ -80,6 +80,7 @@ __all__ = [
     "step_seed",
     "execution_space",
     "concurrency",
+    "scratch_bytes",
 ]
 
 # DLPack's device type of host memory (kDLCPU).
@@ -116,6 +117,37 @@ def as_array(obj, call, name):
             f"{call}: {name} must be a NumPy array, a CPU tensor or a buffer "
             f"(float32, C-contiguous), not {type(obj).__name__}") from None
     return _np.asarray(obj)
+
+
+def scratch_bytes(device=None):
+    """Bytes of scratch the library keeps between calls (the int8 path's quantized operands, 16-bit
+    inputs widened to float): one buffer per purpose and Kokkos execution-space instance, shared
+    by every layer, grown to the largest call and held until Kokkos finalizes. Torch's memory
+    counters do not see it. ``device``: ``"cpu"`` (host memory), ``"cuda"``, ``"cuda:N"``, a
+    ``torch.device`` or an int N (the GPU's; 0 for a GPU that Kokkos does not run on, or in a
+    build without CUDA), or None: host and GPU together. Returns an int."""
+    if device is None:
+        return _tc.scratch_bytes(False, -1) + (_tc.scratch_bytes(True, -1) if _tc.cuda else 0)
+    kind, index = _device_of("scratch_bytes", device)
+    return _tc.scratch_bytes(kind == "cuda", index)
+
+
+def _device_of(call, device):
+    """("cpu" or "cuda", the GPU's index or -1 for Kokkos' own) of a str, int or torch.device."""
+    if isinstance(device, bool) or not (isinstance(device, (int, str)) or hasattr(device, "type")):
+        raise TypeError(f"{call}: device must be a str, an int or a torch.device, not "
+                        f"{type(device).__name__}")
+    if isinstance(device, int):
+        kind, index = "cuda", device
+    elif isinstance(device, str):
+        kind, _, number = device.partition(":")
+        index = int(number) if number.isdigit() else (-1 if not number else -2)
+    else:
+        kind, index = device.type, -1 if device.index is None else device.index
+    if kind not in ("cpu", "cuda") or index < -1 or (kind == "cpu" and index > 0) or \
+            (isinstance(device, int) and device < 0):
+        raise ValueError(f"{call}: device {device!r} is not 'cpu', 'cuda', 'cuda:N' or N >= 0")
+    return kind, index
 
 
 def _check_state(call, state):

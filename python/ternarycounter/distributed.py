@@ -163,8 +163,9 @@ class TernaryDataParallel:
         return like.device if dist.get_backend(self.group) == "nccl" else torch.device("cpu")
 
     def _agree(self, layer, extra, where, rows=0):
-        """Every process's `rows`, after checking that the processes agree on the layer's
-        settings and on `extra` ((name, int) pairs); otherwise the same RuntimeError everywhere."""
+        """Every process's `rows` (an int, or a tuple of ints), after checking that the processes
+        agree on the layer's settings and on `extra` ((name, int) pairs); otherwise the same
+        RuntimeError everywhere."""
         fields = [("out_features", layer.out_features), ("in_features", layer.in_features),
                   ("C", layer.C), ("precision", _PRECISIONS[layer.precision]),
                   ("seed", layer.seed), ("step", layer.step), ("lagged", int(layer.lagged))]
@@ -172,7 +173,8 @@ class TernaryDataParallel:
             bits = struct.unpack("<q", struct.pack("<d", float(getattr(layer, name))))[0]
             fields.append((name, bits))
         fields += list(extra)
-        mine = torch.tensor([value for _, value in fields] + [rows], dtype=torch.int64,
+        counts = list(rows) if isinstance(rows, tuple) else [rows]
+        mine = torch.tensor([value for _, value in fields] + counts, dtype=torch.int64,
                             device=self._meta_device(layer.codes))
         gathered = [torch.empty_like(mine) for _ in range(self.size)]
         dist.all_gather(gathered, mine, group=self.group)
@@ -184,6 +186,8 @@ class TernaryDataParallel:
                         f"ternarycounter.distributed: {where}: the processes disagree on "
                         f"{name}: rank 0 has {int(table[0, k])} but rank {r} has "
                         f"{int(table[r, k])}; nothing changed")
+        if isinstance(rows, tuple):
+            return [tuple(int(v) for v in row) for row in table[:, len(fields):]]
         return [int(v) for v in table[:, -1]]
 
     # -- collectives --
@@ -224,13 +228,16 @@ class TernaryDataParallel:
 
     # -- the layer's calls --
 
-    def backward_rows(self, layer, grad_y, seed, base=0):
+    def backward_rows(self, layer, grad_y, seed, base=0, before=0, pass_rows=None):
         """int8 grad_x of this process's samples, its rounding keyed by the global sample: the
         `base` samples of earlier held passes (every process's), then this pass's processes in
-        rank order."""
-        sizes = self._agree(layer, [("samples held", base)], "backward_input", grad_y.shape[0])
-        offset = base + sum(sizes[:self.rank])
-        layer._pass_rows += sum(sizes)
+        rank order, each process's uses in forward order (`before`: this process's rows of the
+        pass's earlier uses; `pass_rows`: of all its uses, default this use's)."""
+        pass_rows = grad_y.shape[0] if pass_rows is None else pass_rows
+        sizes = self._agree(layer, [("samples held", base)], "backward_input",
+                            (grad_y.shape[0], pass_rows))
+        offset = base + sum(total for _, total in sizes[:self.rank]) + before
+        layer._pass_rows += sum(rows for rows, _ in sizes)
         grad_x = torch.empty((grad_y.shape[0], layer.in_features), dtype=torch.float32,
                              device=grad_y.device)
         if grad_y.shape[0] > 0:

@@ -15,7 +15,9 @@ parameter's gradient, which happens once per backward pass after every use of th
 graph has computed its input gradient. So:
 
 - a layer used several times in one graph gets one update from all its uses (their samples in
-  forward order, as one ``update_from_io`` over the concatenated batch);
+  forward order, as one ``update_from_io`` over the concatenated batch), and the input
+  gradients of one call: int8 rounds each use's grad_out on the stream of its rows in that
+  batch (after the held passes' rows), so a layer called on chunks trains as one call;
 - ``torch.autograd.grad(y, x)`` (input gradients only), ``requires_grad_(False)``, ``eval()``
   and ``torch.no_grad()`` never change the state;
 - ``accumulate=True``, or a ``TernaryOptimizer`` that controls the layer, keeps each backward's
@@ -98,7 +100,7 @@ class _TernaryLinearFunction(torch.autograd.Function):
     def forward(ctx, x, narrow_x, trigger, layer):
         ctx.layer = layer
         ctx.version = layer._version
-        ctx.order = layer._next_use()
+        ctx.use = layer._next_use(x.shape[0])
         ctx.dtype = x.dtype
         if trigger is not None:
             # A bf16/fp16 input is kept as it came (half the memory) and widened again for the
@@ -120,13 +122,25 @@ class _TernaryLinearFunction(torch.autograd.Function):
         seed = step_seed(layer.seed, layer.step)
         grad_x = None
         if ctx.needs_input_grad[0]:
-            grad_x = layer._backward_rows(grad_y, seed)
+            grad_x = layer._backward_rows(grad_y, seed, ctx.use)
+        layer._ran(ctx.use)
         grad_trigger = None
         if ctx.needs_input_grad[2]:
             (x,) = ctx.saved_tensors  # the rows as they came (float32, bf16 or fp16)
-            layer._record_use(ctx.order, x, grad_y)
+            layer._record_use(ctx.use.order, x, grad_y)
             grad_trigger = grad_y.new_zeros(0)
         return grad_x, None, grad_trigger, None
+
+
+class _Use:
+    """A forward through _TernaryLinearFunction: its place among the layer's uses, its rows, the
+    layer's pass window when it ran, and whether a finished backward pass ran it. The layer
+    holds it weakly: a graph dropped without a backward takes its uses along."""
+
+    __slots__ = ("order", "rows", "window", "done", "__weakref__")
+
+    def __init__(self, order, rows, window):
+        self.order, self.rows, self.window, self.done = order, rows, window, False
 
 
 def _on_trigger_gradient(layer_ref):
@@ -295,6 +309,12 @@ class TernaryLinear(torch.nn.Module):
     def _init_transient(self):
         self._version = 0  # +1 per update: a backward checks its forward saw the same state
         self._uses = 0  # forward calls that may train, for the order of a multi-use update
+        # The live uses (order -> _Use) and the pass window a forward joins: the window moves on
+        # when a backward pass ends, so forwards recomputed in a backward (checkpointing) never
+        # count in a later pass.
+        self._live = weakref.WeakValueDictionary()
+        self._window = 0
+        self._pass_ran = []  # the uses whose backward ran in this pass
         self._pass_uses = []  # (order, x, grad_out) of this backward pass
         self._accumulated = []  # the held passes (lists of uses) awaiting the next update
         self._held_rows = 0  # samples of the held passes in the whole (global) batch
@@ -320,8 +340,8 @@ class TernaryLinear(torch.nn.Module):
         state = self.__dict__.copy()
         for name in ("_pass_uses", "_accumulated", "_callback_queued", "_hooked", "_skipped",
                      "_skipped_total", "_skip_warned", "_skip_check", "_self_update_warned",
-                     "_hook_handle", "_buffer", "_data_parallel",
-                     "_controller"):
+                     "_hook_handle", "_buffer", "_data_parallel", "_controller", "_live",
+                     "_pass_ran"):
             state.pop(name, None)
         return state
 
@@ -668,21 +688,40 @@ class TernaryLinear(torch.nn.Module):
                 _on_trigger_gradient(weakref.ref(self)))
             self._hooked = weakref.ref(self.update_trigger)
 
-    def _next_use(self):
+    def _next_use(self, rows):
         self._uses += 1
-        return self._uses
+        use = _Use(self._uses, rows, self._window)
+        self._live[use.order] = use
+        return use
 
-    def _backward_rows(self, grad_y, seed):
+    def _pass_rows_of(self, use):
+        """(rows of the uses of `use`'s pass before it in forward order, rows of all its pass's
+        uses): the live uses of its window that no finished pass ran."""
+        before = total = 0
+        for other in list(self._live.values()):
+            if other.window == use.window and not other.done:
+                total += other.rows
+                if other.order < use.order:
+                    before += other.rows
+        return before, total
+
+    def _backward_rows(self, grad_y, seed, use):
         """grad_x in grad_y's dtype (the rows' dtype of the forward)."""
         # int8 rounds grad_out on a stream keyed by the sample's index in the batch of the
-        # update: after held passes, this pass's samples follow theirs.
-        if self._data_parallel is not None and self.precision == "int8":
-            return self._data_parallel.backward_rows(self, _rows32(grad_y), seed,
-                                                     self._held_rows).to(grad_y.dtype)
-        return _backward_input(self, grad_y, seed, self._held_rows)
+        # update: the held passes' samples, then this pass's uses in forward order, so a layer
+        # called on chunks gets the bits of one call.
+        offset = 0
+        if self.precision == "int8":
+            before, total = self._pass_rows_of(use)
+            if self._data_parallel is not None:
+                return self._data_parallel.backward_rows(self, _rows32(grad_y), seed,
+                                                         self._held_rows, before,
+                                                         total).to(grad_y.dtype)
+            offset = self._held_rows + before
+        return _backward_input(self, grad_y, seed, offset)
 
-    def _record_use(self, order, x, grad_y):
-        self._pass_uses.append((order, x, grad_y))
+    def _ran(self, use):
+        self._pass_ran.append(use)
         if not self._callback_queued:
             # Uses whose trigger gradient autograd never delivers (torch.autograd.grad(y, x))
             # are dropped when the pass ends.
@@ -690,6 +729,16 @@ class TernaryLinear(torch.nn.Module):
             layer = weakref.ref(self)
             torch.autograd.Variable._execution_engine.queue_callback(
                 lambda: _end_of_pass(layer))
+
+    def _record_use(self, order, x, grad_y):
+        self._pass_uses.append((order, x, grad_y))
+
+    def _close_pass(self):
+        """The uses this pass ran count in no later pass; later forwards open a new window."""
+        for use in self._pass_ran:
+            use.done = True
+        self._pass_ran = []
+        self._window += 1
 
     @property
     def controller(self):
@@ -721,6 +770,7 @@ class TernaryLinear(torch.nn.Module):
     def _uses_complete(self):
         uses, self._pass_uses = self._pass_uses, []
         pass_rows, self._pass_rows = self._pass_rows, 0
+        self._close_pass()
         if not uses:
             return
         uses = sorted(uses, key=lambda use: use[0])
@@ -913,6 +963,7 @@ def _end_of_pass(layer_ref):
     if layer is not None:
         layer._callback_queued = False
         layer._pass_uses, layer._pass_rows = [], 0
+        layer._close_pass()
 
 
 def step_accumulated(module):

@@ -55,6 +55,26 @@ def test_memory_model_7b_by_hand():
     assert m["per_token"]["checkpointed"] == 32 * 4096 * 2 == 262_144
 
 
+def test_memory_model_7b_batch_8_offloaded_by_hand():
+    tokens = 8 * 2048
+    on_gpu, offloaded = (llama_memory.model("7b", batch=8, context=2048, loss_chunk=2048,
+                                            offload=offload) for offload in (False, True))
+    # The checkpointed block inputs: 32 blocks x 4096 x 2 B per token on the GPU, or in pinned
+    # host memory with one block's input back on the GPU at a time.
+    assert on_gpu["checkpointed"] == offloaded["pinned_host"] == tokens * 32 * 4096 * 2
+    assert offloaded["checkpointed"] == tokens * 4096 * 2 and on_gpu["pinned_host"] == 0
+    # The head in chunks holds every chunk's float32 grad_out, beside one chunk's log-softmax
+    # buffers or its update's two int32 [32000, 4096] arrays (d_model > the chunk).
+    assert offloaded["logits_and_loss"] == 4 * 32000 * tokens + 8 * 32000 * 4096
+    # The int8 scratch: the gate/up projections' update, 16,384 x (4096 + 11008) bytes.
+    assert offloaded["ternary_scratch"] == tokens * (4096 + 11008)
+    total = llama_memory.ternary_total
+    assert total(on_gpu) - total(offloaded) == tokens * 31 * 4096 * 2
+    assert total(offloaded) < 12e9 < total(on_gpu)
+    # Without the loss chunk the logits (12 B x 32,000 per token) exceed 12 GB even offloaded.
+    assert total(llama_memory.model("7b", batch=8, context=2048, offload=True)) > 12e9
+
+
 def test_memory_table_prints_every_preset():
     result = subprocess.run([sys.executable, os.path.join(EXAMPLES, "llama_memory.py")],
                             capture_output=True, text=True, check=True, timeout=60)
@@ -106,21 +126,14 @@ def test_tiny_preset_loss_falls(tmp_path):
     assert [p["step"] for p in points] == [20, 40]
     assert record["error"] is None and record["final"]["steps"] == 40
     assert all(p["rss_gib"] > 0 and p["peak_rss_gib"] >= p["rss_gib"] for p in points)
+    # The library's kept scratch (the head's int8 operands: 8 MB of grad_out), beside the RSS.
+    assert all(p["scratch_gib"] > 0 for p in points)
     # Uniform over 32,000 tokens is ln 32000 = 10.37 nats. Measured with torch 1.13 on 2 CPU
     # cores, seeds 1, 2, 3: mean loss 6.26, 6.29, 6.36 over steps 1-20 and 2.82, 2.89, 2.89 over
     # steps 21-40. The bounds leave a margin for other builds' rounding.
     assert points[0]["loss"] < 7.5
     assert points[-1]["loss"] < 3.2
     assert points[-1]["loss"] < points[0]["loss"] - 2.5
-
-
-CHUNKED_INT8_REASON = (
-    "int8 backward_input rounds grad_out stochastically on a stream indexed by the sample's row "
-    "within the call (SPEC §6: elem = m * out + o), so a layer called on chunks restarts at m = 0 "
-    "in every chunk and its grad_x differs from one call over the whole batch; the C++ "
-    "ProductOptions::sample_offset exists, but the extension's tensor_backward_input does not "
-    "take it and TernaryLinear does not pass each use's offset (the rows of its earlier uses in "
-    "the pass)")
 
 
 def chunked_int8_layer():
@@ -148,7 +161,6 @@ def test_int8_layer_in_chunks_updates_as_one_call():
     assert torch.equal(whole_grad[:16], parts_grad[:16])  # the first chunk starts at m = 0
 
 
-@pytest.mark.xfail(strict=True, reason=CHUNKED_INT8_REASON)
 def test_int8_layer_in_chunks_input_gradient():
     import torch
     whole_grad, parts_grad, _, _ = chunked_int8_layer()
@@ -179,10 +191,13 @@ def train_states(llama_pretrain, *checkpointing):
     ["--checkpoint", "nonreentrant"],
     ["--checkpoint", "reentrant"],
     # The head and loss in chunks of 100 tokens: the head gets one update from its three uses,
-    # but its input gradient is not the unchunked one's (the reason below).
-    pytest.param(["--checkpoint", "nonreentrant", "--loss-chunk", "100"], marks=pytest.mark.xfail(
-        strict=True, reason=CHUNKED_INT8_REASON)),
-], ids=["nonreentrant", "reentrant", "nonreentrant-loss-chunk"])
+    # and each use's input gradient starts at its chunk's first row.
+    ["--checkpoint", "nonreentrant", "--loss-chunk", "100"],
+    # The blocks' inputs kept by save_on_cpu (on a CPU a copy in host memory, back as it was).
+    ["--checkpoint", "nonreentrant", "--loss-chunk", "100", "--offload-checkpoints"],
+    ["--checkpoint", "reentrant", "--offload-checkpoints"],
+], ids=["nonreentrant", "reentrant", "nonreentrant-loss-chunk", "offload-loss-chunk",
+        "reentrant-offload"])
 def test_checkpointing_changes_no_bit(checkpointing):
     checkpointing = tuple(checkpointing)
     llama_pretrain = example()
@@ -209,6 +224,37 @@ def test_checkpointing_changes_no_bit(checkpointing):
     for name, p in plain_floats.items():
         assert p.numpy().tobytes() == ckpt_floats[name].numpy().tobytes(), f"{name} differs"
     assert plain_loss == ckpt_loss
+
+
+def test_offloading_saves_each_blocks_input_through_save_on_cpu(monkeypatch):
+    """--offload-checkpoints: what save_on_cpu packs in the forward is each block's input and
+    nothing else (the rotary tables are no checkpoint input); the backward then runs."""
+    llama_pretrain = example()
+    import torch
+    from torch.autograd.graph import saved_tensors_hooks
+    packed, pinned = [], []
+
+    class Recording(saved_tensors_hooks):
+        def __init__(self, pin_memory=False):
+            pinned.append(pin_memory)
+            super().__init__(lambda t: packed.append(t) or t, lambda t: t)
+
+    monkeypatch.setattr(torch.autograd.graph, "save_on_cpu", Recording)
+    for checkpoint in ("nonreentrant", "reentrant"):
+        args = llama_pretrain.parse_args(["--preset", "tiny", "--context", "16",
+                                          "--checkpoint", checkpoint, "--offload-checkpoints"])
+        args.amp_on = False
+        model = llama_pretrain.build_model(args, torch.device("cpu"))
+        idx = torch.randint(0, 256, (2, 16)) + llama_pretrain.BYTE_TOKEN_OFFSET
+        packed.clear()
+        loss = model.loss(idx, idx)
+        assert pinned[-1] is True
+        inputs = [tuple(t.shape) for t in packed if t.numel()]
+        assert inputs == [(2, 16, 64)] * 2, checkpoint
+        loss.backward()
+        assert all(m.step == 1 for m in llama_pretrain.ternary_layers(model))
+    with pytest.raises(SystemExit):
+        llama_pretrain.parse_args(["--checkpoint", "none", "--offload-checkpoints"])
 
 
 @needs_bible

@@ -72,3 +72,38 @@ def test_int8_products(layer, rng):
     assert a.tobytes() != tc.backward_input(layer, g).tobytes()
     with pytest.raises(ValueError, match="precision"):
         tc.forward(layer, x, precision="fp16")
+
+
+def test_scratch_bytes_grow_after_an_int8_forward():
+    # A fresh process holds no scratch; an int8 forward keeps at least its quantized x (64 x 512
+    # int8) in host memory, which torch's counters do not see.
+    import os
+    import subprocess
+    import sys
+    script = """if True:
+        import numpy as np
+        import ternarycounter as tc
+        before = tc.scratch_bytes("cpu")
+        state = tc.State(8, 512, 8)
+        state.randomize(1, 0.1)
+        tc.forward(state, np.ones((64, 512), np.float32), precision="int8")
+        every = tc.scratch_bytes()
+        print(before, tc.scratch_bytes("cpu"), every, type(every).__name__)
+        """
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                            timeout=120, env=dict(os.environ))
+    assert result.returncode == 0, result.stderr
+    before, after, every, kind = result.stdout.split()
+    assert kind == "int"
+    assert int(before) == 0 and int(after) >= 64 * 512
+    assert int(every) >= int(after)  # with a GPU's, where the build has one
+
+
+def test_scratch_bytes_names_its_device():
+    assert isinstance(tc.scratch_bytes("cpu"), int) and tc.scratch_bytes("cpu") >= 0
+    if not tc._tc.cuda:
+        assert tc.scratch_bytes("cuda") == tc.scratch_bytes("cuda:0") == tc.scratch_bytes(0) == 0
+    with pytest.raises(ValueError, match="'cpu', 'cuda'"):
+        tc.scratch_bytes("gpu")
+    with pytest.raises(TypeError, match="str, an int or a torch.device"):
+        tc.scratch_bytes(1.5)

@@ -20,12 +20,24 @@ if not (dist.is_available() and dist.is_gloo_available()):
 IN, HIDDEN, OUT, GLOBAL_BATCH, STEPS = 24, 20, 10, 23, 3
 
 
-def make_model(precision, torch_seed):
+class Chunked(torch.nn.Module):
+    """Calls `layer` on two chunks of its input: the first 2 samples, then the rest."""
+
+    def __init__(self, layer):
+        super().__init__()
+        self.layer = layer
+
+    def forward(self, x):
+        return torch.cat([self.layer(x[:2]), self.layer(x[2:])])
+
+
+def make_model(precision, torch_seed, chunked=False):
     from ternarycounter.torch import TernaryLinear
     torch.manual_seed(torch_seed)  # the layers' seeds and initial values come from it
     common = dict(precision=precision, lr=0.3, lr_scale=1e-2, rms_beta=0.9)
+    last = TernaryLinear(HIDDEN, OUT, **common)
     return torch.nn.Sequential(TernaryLinear(IN, HIDDEN, **common), torch.nn.ReLU(),
-                               TernaryLinear(HIDDEN, OUT, **common))
+                               Chunked(last) if chunked else last)
 
 
 def global_batch(step):
@@ -71,12 +83,13 @@ def train(model, optimizer=None, rank=0, size=1, order=None):
             for m in layers]
 
 
-def worker(rank, size, init_file, out_dir, precision, micro):
+def worker(rank, size, init_file, out_dir, precision, micro, chunked=False):
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     dist.init_process_group("gloo", init_method=f"file://{init_file}", rank=rank,
                             world_size=size)
     from ternarycounter.torch import TernaryOptimizer
-    model = make_model(precision, torch_seed=rank)  # different seeds: process 0's are used
+    # Different seeds: process 0's are used.
+    model = make_model(precision, torch_seed=rank, chunked=chunked)
     ddp = torch.nn.parallel.DistributedDataParallel(model)
     optimizer = TernaryOptimizer(model) if micro else None
     states = train(ddp, optimizer, rank, size)
@@ -97,6 +110,26 @@ def test_ddp_trains_as_one_process(size, precision, micro):
     for rank, states in enumerate(results):
         for (codes, scale, v, steps, seed), (c0, s0, v0, n0, seed0) in zip(states, expected):
             assert steps == n0 == STEPS and seed == seed0
+            assert torch.equal(codes, c0), f"rank {rank}: codes differ"
+            assert scale.numpy().tobytes() == s0.numpy().tobytes(), f"rank {rank}: scale"
+            assert v.numpy().tobytes() == v0.numpy().tobytes(), f"rank {rank}: v"
+
+
+@pytest.mark.parametrize("micro", [False, True])
+def test_a_layer_on_chunks_under_ddp_is_one_call(micro):
+    # The last layer runs on two chunks of each process's samples: its int8 input gradient's
+    # rounding follows the global batch (the processes in rank order, each one's chunks in
+    # order), so the first layer's update is one process's on the unchunked model.
+    size = 2
+    reference = make_model("int8", torch_seed=0)
+    expected = train(reference, order=one_process_order(size, micro))
+    with tempfile.TemporaryDirectory() as tmp:
+        mp.spawn(worker, args=(size, os.path.join(tmp, "init"), tmp, "int8", micro, True),
+                 nprocs=size)
+        results = [torch.load(os.path.join(tmp, f"rank{r}.pt")) for r in range(size)]
+    for rank, states in enumerate(results):
+        for (codes, scale, v, steps, _), (c0, s0, v0, n0, _) in zip(states, expected):
+            assert steps == n0 == STEPS
             assert torch.equal(codes, c0), f"rank {rank}: codes differ"
             assert scale.numpy().tobytes() == s0.numpy().tobytes(), f"rank {rank}: scale"
             assert v.numpy().tobytes() == v0.numpy().tobytes(), f"rank {rank}: v"

@@ -99,7 +99,10 @@ def test_layer_used_twice_gets_one_update_after_both_gradients(precision):
     ref = host_copy(layer)
     seed = tc.step_seed(9, 0)
     y1 = tc.forward(ref, x.detach().numpy(), precision=precision)
-    grad_y1 = tc.backward_input(ref, g.numpy(), seed=seed, precision=precision)
+    # The second use's samples follow the first's in the batch of the update, so int8 rounds
+    # its grad_out as rows 5..9 of one call (each row is quantized on its own, SPEC §6).
+    both = np.concatenate([np.zeros_like(g.numpy()), g.numpy()])
+    grad_y1 = tc.backward_input(ref, both, seed=seed, precision=precision)[5:]
     grad_x = tc.backward_input(ref, grad_y1, seed=seed, precision=precision)
     tc.update_from_io(ref, np.concatenate([x.detach().numpy(), y1]),
                       np.concatenate([grad_y1, g.numpy()]), seed=seed,
@@ -110,6 +113,44 @@ def test_layer_used_twice_gets_one_update_after_both_gradients(precision):
     state = layer.to_state()
     assert state.codes.tobytes() == ref.codes.tobytes()
     assert state.scale.tobytes() == ref.scale.tobytes() and state.v.tobytes() == ref.v.tobytes()
+
+
+# A layer called on chunks of a batch in one pass (a loss computed a chunk at a time): the input
+# gradient and the update of one call on the concatenation, bit for bit, int8 included (each
+# use's rounding starts at its chunk's row in the batch of the update), under non-reentrant
+# checkpointing (whose recomputed forwards run in backward) and after a held micro-batch.
+CHUNKS = (0, 7, 19, 30)
+
+
+@pytest.mark.parametrize("precision", ["fp32", "int8"])
+@pytest.mark.parametrize("how", ["plain", "checkpointed", "accumulated"])
+def test_layer_on_three_chunks_is_one_call(precision, how):
+    import torch.utils.checkpoint
+    accumulate = how == "accumulated"
+    whole, parts = (TernaryLinear(24, 12, init_seed=4, seed=8, precision=precision, lr=0.05,
+                                  accumulate=accumulate) for _ in range(2))
+    x, g = torch.randn(30, 24, generator=gen(7)), torch.randn(30, 12, generator=gen(8))
+    if accumulate:  # a held micro-batch first: the chunks' rows follow its 9
+        x0, g0 = torch.randn(9, 24, generator=gen(9)), torch.randn(9, 12, generator=gen(10))
+        whole(x0).backward(g0)
+        parts(x0).backward(g0)
+    xw, xp = x.clone().requires_grad_(), x.clone().requires_grad_()
+    whole(xw).backward(g)
+    outputs = []
+    for first, last in zip(CHUNKS, CHUNKS[1:]):
+        if how == "checkpointed":
+            outputs.append(torch.utils.checkpoint.checkpoint(parts, xp[first:last],
+                                                             use_reentrant=False))
+        else:
+            outputs.append(parts(xp[first:last]))
+    torch.cat(outputs).backward(g)
+    if accumulate:
+        step_accumulated(whole)
+        step_accumulated(parts)
+    assert whole.step == parts.step == 1
+    assert xw.grad.numpy().tobytes() == xp.grad.numpy().tobytes()
+    assert_same_state(parts, snapshot(whole))
+    assert not torch.equal(parts.v, torch.zeros(12))
 
 
 def test_accumulation_is_one_step_over_all_micro_batches():

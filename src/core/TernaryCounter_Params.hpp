@@ -32,8 +32,10 @@ struct UpdateParams {
   int team_size = 0;            ///< threads per row in the row update, 0 = the backend's choice;
                                 ///< a launch setting only: results are the same for every value
   std::int64_t workspace_bytes = 0;  ///< update_from_io's gradient rows at once, when it
-                                     ///< allocates them (0 = the backend's default: see
-                                     ///< from_io_workspace_rows); results do not depend on it
+                                     ///< allocates them (0 = the default: at most the larger of
+                                     ///< 4 MiB and 1/8 of the layer's float32 gradient, within
+                                     ///< the backend's budget; see from_io_workspace_rows);
+                                     ///< results do not depend on it
 
   /// Throws std::invalid_argument naming the first bad field and its allowed range.
   void validate() const;

@@ -12,6 +12,7 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -42,6 +43,7 @@ class ScratchArena {
   struct Buffer {
     std::mutex mutex;
     Kokkos::View<char*, Mem> bytes;
+    std::atomic<std::size_t> size{0};  ///< bytes' length, read without the buffer's lock
   };
   struct Registry {
     std::mutex mutex;
@@ -81,12 +83,24 @@ class ScratchArena {
     if (b.bytes.extent(0) < bytes) {
       space.fence(
           "TernaryCounter::ScratchArena::grow");  // earlier calls' kernels may still read it
+      b.size = 0;
       b.bytes = {};
       b.bytes = Kokkos::View<char*, Mem>(
           Kokkos::view_alloc(std::string(Purpose::label), Kokkos::WithoutInitializing), bytes);
+      b.size = bytes;
     }
     base_ = b.bytes.data();
     size_ = bytes;
+  }
+
+  /// Bytes of this purpose's buffers of every instance (scratch_bytes_held): a sum of sizes
+  /// that waits for no call in flight.
+  static std::size_t bytes_held() {
+    Registry& r = registry();
+    const std::lock_guard<std::mutex> lock(r.mutex);
+    std::size_t total = 0;
+    for (const auto& [instance, buffer] : r.by_instance) total += buffer->size;
+    return total;
   }
 
   /// The next n elements of T (see scratch_bytes).

@@ -10,6 +10,7 @@
 #include <Kokkos_Profiling_ScopedRegion.hpp>
 
 #include <algorithm>
+#include <limits>
 #include <stdexcept>
 #include <string>
 
@@ -56,6 +57,15 @@ void enqueue_update_from_io(
                                 skipped_rows);
 }
 
+/// Bytes of the [out, in] float32 gradient, saturated at the int64 bound.
+std::int64_t gradient_bytes(std::int64_t out, std::int64_t in) {
+  const std::int64_t cells = std::max<std::int64_t>(1, out) * std::int64_t(sizeof(float));
+  const std::int64_t cols = std::max<std::int64_t>(1, in);
+  return cols > std::numeric_limits<std::int64_t>::max() / cells
+             ? std::numeric_limits<std::int64_t>::max()
+             : cells * cols;
+}
+
 /// The blocking calls' count of skipped rows.
 template <class ExecSpace>
 SkippedRowsView<typename ExecSpace::memory_space> skipped_rows_view(const ExecSpace& space) {
@@ -72,9 +82,20 @@ std::int64_t from_io_workspace_rows(std::int64_t out, std::int64_t in, std::int6
     throw std::invalid_argument("TernaryCounter::from_io_workspace_rows: budget_bytes = " +
                                 std::to_string(budget_bytes) + " must be >= 0 (0: the default)");
   }
-  const std::int64_t budget = budget_bytes > 0 ? budget_bytes : std::int64_t(T::workspace_bytes);
   const std::int64_t row_bytes = std::max<std::int64_t>(1, in) * std::int64_t(sizeof(float));
-  const std::int64_t max_rows = std::max<std::int64_t>(T::tile_rows, budget / row_bytes);
+  std::int64_t max_rows = 0;
+  if (budget_bytes > 0) {
+    max_rows = std::max<std::int64_t>(T::tile_rows, budget_bytes / row_bytes);
+  } else {
+    // A small share of the layer's own float32 gradient, so that the workspace stays small
+    // beside the state (0.75 byte per weight) on every backend: all rows or whole tile rows
+    // within the budget, or one tile row.
+    const std::int64_t budget = std::min(
+        std::int64_t(T::workspace_bytes),
+        std::max(from_io_workspace_floor_bytes, gradient_bytes(out, in) / from_io_workspace_share));
+    const std::int64_t rows = budget / row_bytes;
+    max_rows = rows >= out ? out : std::max<std::int64_t>(1, rows / T::tile_rows) * T::tile_rows;
+  }
   return std::max<std::int64_t>(1, Impl::balanced_chunk_rows(ExecSpace{}, out, in, max_rows));
 }
 

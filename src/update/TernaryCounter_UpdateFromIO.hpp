@@ -15,9 +15,17 @@
 
 namespace TernaryCounter {
 
-/// Gradient rows update_from_io works on at once for a workspace budget of `budget_bytes`
-/// (0 = the backend's default: 256 MiB on GPUs, 8 MiB on host backends): about budget / (4 in)
-/// rows, whole tiles, at most `out`, at least one tile row. The workspace is rows * in * 4 bytes.
+/// The default workspace of update_from_io is bounded by the larger of 4 MiB and 1/8 of the
+/// layer's float32 gradient (out * in * 4 bytes), and by the backend's budget (256 MiB on GPUs,
+/// 8 MiB on host backends).
+inline constexpr std::int64_t from_io_workspace_floor_bytes = std::int64_t(4) << 20;
+inline constexpr std::int64_t from_io_workspace_share = 8;  ///< the gradient's share: 1/8
+
+/// Gradient rows update_from_io works on at once (the workspace is rows * in * 4 bytes), at most
+/// `out`, at least one tile row. For a budget of `budget_bytes`: about budget / (4 in) rows.
+/// budget_bytes = 0, the default: whole tile rows (or all `out` rows) within
+/// min(backend budget, max(from_io_workspace_floor_bytes, out * in * 4 / from_io_workspace_share))
+/// bytes, or one tile row where that is larger. Results do not depend on the rows.
 template <class ExecSpace>
 std::int64_t from_io_workspace_rows(std::int64_t out, std::int64_t in,
                                     std::int64_t budget_bytes = 0);
