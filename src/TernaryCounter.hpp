@@ -18,5 +18,6 @@
 #include "TernaryCounter_Schedule.hpp"
 #include "TernaryCounter_ScratchMemory.hpp"
 #include "TernaryCounter_TernaryLinear.hpp"
+#include "TernaryCounter_GradientFromIO.hpp"
 #include "TernaryCounter_Update.hpp"
 #include "TernaryCounter_UpdateFromIO.hpp"

@@ -99,18 +99,6 @@ template <class T>
   return ::testing::AssertionSuccess();
 }
 
-::testing::AssertionResult same_bits(const DeviceMatrix& a, const DeviceMatrix& b) {
-  const auto ha = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, a);
-  const auto hb = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, b);
-  for (std::size_t k = 0; k < ha.size(); ++k) {
-    if (std::bit_cast<std::uint32_t>(ha.data()[k]) != std::bit_cast<std::uint32_t>(hb.data()[k])) {
-      return ::testing::AssertionFailure()
-             << "element " << k << ": " << ha.data()[k] << " but " << hb.data()[k];
-    }
-  }
-  return ::testing::AssertionSuccess();
-}
-
 template <class T>
 void check_calls_match_widened_inputs(Precision precision) {
   SCOPED_TRACE(std::string(type_name<T>()) + ", " + precision_name(precision));

@@ -253,6 +253,19 @@ inline std::uint32_t bits(float f) {
   return std::bit_cast<std::uint32_t>(f);
 }
 
+/// Whether two float matrices hold the same bits, element by element.
+inline ::testing::AssertionResult same_bits(const DeviceMatrix& a, const DeviceMatrix& b) {
+  const auto ha = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, a);
+  const auto hb = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, b);
+  for (std::size_t k = 0; k < ha.size(); ++k) {
+    if (std::bit_cast<std::uint32_t>(ha.data()[k]) != std::bit_cast<std::uint32_t>(hb.data()[k])) {
+      return ::testing::AssertionFailure()
+             << "element " << k << ": " << ha.data()[k] << " but " << hb.data()[k];
+    }
+  }
+  return ::testing::AssertionSuccess();
+}
+
 /// Bit-for-bit equality of codes, scale, v and the skipped count; names the first differences.
 inline ::testing::AssertionResult bit_exact(const Result& got, const Result& want) {
   std::ostringstream err;

@@ -159,6 +159,32 @@ void tensor_update_from_io(std::int64_t device, std::uintptr_t stream, std::uint
   });
 }
 
+// The FP32 gradient of float32 x [rows, in] and grad_out [rows, out] into grad_w [out, in],
+// continuing its chains when `accumulate` (an accumulation over micro-batches).
+void tensor_gradient_from_io(std::int64_t device, std::uintptr_t stream, std::uintptr_t x,
+                             std::uintptr_t grad_out, std::int64_t rows, std::int64_t out,
+                             std::int64_t in, std::uintptr_t grad_w, bool accumulate) {
+  on_device("TernaryLinear", device, stream, [&](const auto& space) {
+    using Mem = typename std::decay_t<decltype(space)>::memory_space;
+    tc::gradient_from_io(space, input_at<Mem>(x, rows, in), input_at<Mem>(grad_out, rows, out),
+                         output_at<Mem>(grad_w, out, in), accumulate);
+  });
+}
+
+// Enqueues the dense update from grad_w [out, in]; the skipped-row count lands in `skipped`.
+void tensor_update(std::int64_t device, std::uintptr_t stream, std::uintptr_t codes,
+                   std::uintptr_t scale, std::uintptr_t v, std::int64_t out, std::int64_t in, int C,
+                   std::uintptr_t grad_w, std::uintptr_t skipped, double lr, double lr_scale,
+                   double rms_beta, double rms_eps, double clip, std::uint32_t seed, bool lagged) {
+  tc::UpdateParams p = recipe_params(C, lr, lr_scale, rms_beta, rms_eps, clip, seed, lagged);
+  p.validate();
+  on_device("TernaryLinear", device, stream, [&](const auto& space) {
+    using Mem = typename std::decay_t<decltype(space)>::memory_space;
+    tc::update(space, state_at<Mem>(codes, scale, v, out, in, C), input_at<Mem>(grad_w, out, in), p,
+               tc::SkippedRowsView<Mem>(reinterpret_cast<std::int64_t*>(skipped)));
+  });
+}
+
 void tensor_randomize(std::int64_t device, std::uintptr_t stream, std::uintptr_t codes,
                       std::uintptr_t scale, std::uintptr_t v, std::int64_t out, std::int64_t in,
                       int C, std::uint32_t seed, double init_scale) {
@@ -284,6 +310,14 @@ void register_tensor_calls(py::module_& m) {
         py::arg("workspace_rows"), py::arg("skipped"), py::arg("lr"), py::arg("lr_scale"),
         py::arg("rms_beta"), py::arg("rms_eps"), py::arg("clip"), py::arg("seed"),
         py::arg("lagged"), py::arg("precision"), py::arg("input_type") = "float32");
+  m.def("tensor_gradient_from_io", &tensor_gradient_from_io, py::arg("device"), py::arg("stream"),
+        py::arg("x"), py::arg("grad_out"), py::arg("rows"), py::arg("out"), py::arg("in_"),
+        py::arg("grad_w"), py::arg("accumulate"));
+  m.def("tensor_update", &tensor_update, py::arg("device"), py::arg("stream"), py::arg("codes"),
+        py::arg("scale"), py::arg("v"), py::arg("out"), py::arg("in_"), py::arg("C"),
+        py::arg("grad_w"), py::arg("skipped"), py::arg("lr"), py::arg("lr_scale"),
+        py::arg("rms_beta"), py::arg("rms_eps"), py::arg("clip"), py::arg("seed"),
+        py::arg("lagged"));
   m.def("tensor_randomize", &tensor_randomize, py::arg("device"), py::arg("stream"),
         py::arg("codes"), py::arg("scale"), py::arg("v"), py::arg("out"), py::arg("in_"),
         py::arg("C"), py::arg("seed"), py::arg("init_scale"));

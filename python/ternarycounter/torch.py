@@ -325,6 +325,11 @@ class TernaryLinear(torch.nn.Module):
         self._buffer = None
         self._buffered = 0
         self._batch_hint = 0
+        # fp32, one process: the float32 gradient [out, in] that the held passes are folded into
+        # once holding them would take more memory than it (SPEC §3's chains continued pass by
+        # pass, so the update is the whole batch's), and the samples folded into it.
+        self._gradient = None
+        self._folded = 0
         self._callback_queued = False
         self._hooked = None
         self._skipped = None
@@ -341,7 +346,7 @@ class TernaryLinear(torch.nn.Module):
         for name in ("_pass_uses", "_accumulated", "_callback_queued", "_hooked", "_skipped",
                      "_skipped_total", "_skip_warned", "_skip_check", "_self_update_warned",
                      "_hook_handle", "_buffer", "_data_parallel", "_controller", "_live",
-                     "_pass_ran"):
+                     "_pass_ran", "_gradient"):
             state.pop(name, None)
         return state
 
@@ -628,12 +633,14 @@ class TernaryLinear(torch.nn.Module):
         """accumulate=True (or under a TernaryOptimizer, whose step() calls it): one update from
         every backward pass since the last call (the passes in order, each pass's uses in
         forward order, as one batch); nothing when there is none."""
-        passes, rows = self._accumulated, self._held_rows
+        passes, rows, gradient = self._accumulated, self._held_rows, self._gradient
         whole = None
         if self._buffer is not None and self._buffered == rows:
             whole = (self._buffer[0][:rows], self._buffer[1][:rows])
         self._drop_held()
-        if passes:
+        if gradient is not None:
+            self._update([], gradient=gradient)
+        elif passes:
             if self._data_parallel is None:
                 self._batch_hint = rows
             self._update(passes, whole)
@@ -642,16 +649,29 @@ class TernaryLinear(torch.nn.Module):
         self._pass_uses, self._accumulated = [], []
         self._held_rows = self._pass_rows = 0
         self._buffer, self._buffered = None, 0
+        self._gradient, self._folded = None, 0
 
     def _hold(self, uses):
         """Keeps a backward pass's uses for the next update. fp32 on one process: copied into
         the step's buffers while every held pass fits the previous step's batch, so the step
         concatenates nothing (the first step, and one whose batch outgrows the previous,
-        concatenates the passes instead)."""
+        concatenates the passes instead); once the held rows would take more memory than a
+        float32 gradient, they and every later pass are folded into one (_fold)."""
         rows = sum(use[1].shape[0] for use in uses)
+        gradient_bytes = 4 * self.out_features * self.in_features
+        if self.precision == "fp32" and self._data_parallel is None:
+            arriving = sum(use[1].numel() * use[1].element_size() +
+                           use[2].numel() * use[2].element_size() for use in uses)
+            if self._gradient is not None or self.pending_bytes + arriving > gradient_bytes:
+                self._fold([use for held in self._accumulated for use in held] + list(uses))
+                self._accumulated, self._buffer, self._buffered = [], None, 0
+                self._held_rows += rows
+                return
         if (self.precision == "fp32" and self._data_parallel is None
                 and self._buffered == self._held_rows
-                and self._held_rows + rows <= self._batch_hint):
+                and self._held_rows + rows <= self._batch_hint
+                and 4 * self._batch_hint * (self.in_features + self.out_features)
+                <= gradient_bytes):
             device = uses[0][1].device
             if self._buffer is None or self._buffer[0].device != device:
                 self._buffer = (
@@ -669,6 +689,25 @@ class TernaryLinear(torch.nn.Module):
             self._buffered, uses = start, kept
         self._accumulated.append(uses)
         self._held_rows += rows
+
+    def _fold(self, uses):
+        """fp32, one process: the weight gradient's chains continued over `uses` (in order) in
+        the layer's float32 gradient [out, in], which the step's dense update reads: the bits of
+        update_from_io over the whole batch, in one gradient's memory however many passes."""
+        for _, x, grad_y in uses:
+            x, grad_y = _rows32(x), _rows32(grad_y)
+            accumulate = self._gradient is not None
+            if not accumulate:
+                self._gradient = torch.empty((self.out_features, self.in_features),
+                                             dtype=torch.float32, device=x.device)
+            elif self._gradient.device != x.device:
+                raise RuntimeError("TernaryLinear: the layer moved to another device while it "
+                                   "had uses awaiting their update")
+            device, stream = _where(x)
+            _tc.tensor_gradient_from_io(device, stream, x.data_ptr(), grad_y.data_ptr(),
+                                        x.shape[0], self.out_features, self.in_features,
+                                        self._gradient.data_ptr(), accumulate)
+            self._folded += x.shape[0]
 
     def _check_state(self, x):
         for name, dtype in (("codes", torch.uint8), ("scale", torch.float32),
@@ -750,7 +789,7 @@ class TernaryLinear(torch.nn.Module):
     def pending_samples(self):
         """This process's samples held for the next update (accumulate=True or under a
         TernaryOptimizer)."""
-        return sum(use[1].shape[0] for uses in self._accumulated for use in uses)
+        return self._folded + sum(use[1].shape[0] for uses in self._accumulated for use in uses)
 
     @property
     def pending_bytes(self):
@@ -765,6 +804,8 @@ class TernaryLinear(torch.nn.Module):
         if self._buffer is not None:  # fp32: the buffers' rows not filled yet
             held += (self._batch_hint - self._buffered) * 4 * (self.in_features +
                                                               self.out_features)
+        if self._gradient is not None:  # fp32: the passes folded into a gradient
+            held += self._gradient.numel() * 4
         return held
 
     def _uses_complete(self):
@@ -791,10 +832,13 @@ class TernaryLinear(torch.nn.Module):
                     UserWarning, stacklevel=2)
             self._update([uses])
 
-    def _update(self, passes, whole=None):
+    def _update(self, passes, whole=None, gradient=None):
         """One update from the backward passes `passes` (lists of uses in forward order);
-        `whole`: their (x, grad_out) concatenated, when held so."""
-        if self._data_parallel is not None:
+        `whole`: their (x, grad_out) concatenated, when held so; `gradient`: the passes folded
+        into a float32 gradient (then `passes` is empty)."""
+        if gradient is not None:
+            self._dense_update(gradient)
+        elif self._data_parallel is not None:
             uses = [use for p in passes for use in p]
             if any(use[1].device != self.codes.device for use in uses):
                 raise RuntimeError("TernaryLinear: the layer moved to another device while it "
@@ -807,6 +851,20 @@ class TernaryLinear(torch.nn.Module):
         self.steps.add_(1)
         self._version += 1
         self._count_skipped()
+
+    def _dense_update(self, gradient):
+        if gradient.device != self.codes.device:
+            raise RuntimeError("TernaryLinear: the layer moved to another device while it had "
+                               "uses awaiting their update")
+        if self._skipped is None or self._skipped.device != gradient.device:
+            self._skipped = torch.zeros((), dtype=torch.int64, device=gradient.device)
+        params = self._params()
+        params.pop("precision")
+        device, stream = _where(gradient)
+        _tc.tensor_update(device, stream, self.codes.data_ptr(), self.scale.data_ptr(),
+                          self.v.data_ptr(), self.out_features, self.in_features, self.C,
+                          gradient.data_ptr(), self._skipped.data_ptr(),
+                          seed=step_seed(self.seed, self.step), **params)
 
     def _apply_update(self, uses, whole=None):
         if any(use[1].device != self.codes.device for use in uses):

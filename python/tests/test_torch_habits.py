@@ -121,20 +121,49 @@ def test_micro_batches_then_step_is_one_update_of_the_whole_batch(precision):
         for i in range(4):
             loss_of(parts, x[4 * i:4 * i + 4], labels[4 * i:4 * i + 4]).backward()
             if i == 0:
-                # fp32 from the second step on: the step's buffers (the previous batch's size)
-                # hold the micro-batches, so that the step copies nothing
-                rows = 16 if precision == "fp32" and step > 0 else 4
-                assert parts[0].pending_bytes == rows * (24 * 4 + 16 * 4)
+                assert parts[0].pending_bytes == 4 * (24 * 4 + 16 * 4)
         for m, then in zip(parts[::2], before):  # backward did not update
             assert_same(state_of(m), then)
         assert parts[0].pending_samples == 16
-        assert parts[0].pending_bytes == 16 * (24 * 4 + 16 * 4)
+        # fp32: at the third micro-batch the held rows would pass a float32 gradient's bytes
+        # (16 x 24 x 4), so the passes are folded into one; int8 holds the rows.
+        held = 16 * 24 * 4 if precision == "fp32" else 16 * (24 * 4 + 16 * 4)
+        assert parts[0].pending_bytes == held
         optimizer.step()
         optimizer.zero_grad()
         for a, b in zip(whole[::2], parts[::2]):
             assert_same(a, b)
             assert b.step == step + 1
     assert not torch.equal(parts[0].codes, two_layers(precision)[0].codes)
+
+
+@pytest.mark.filterwarnings("ignore:TernaryLinear .* updated itself")
+@pytest.mark.parametrize("micro_batches", [2, 8])
+def test_fp32_accumulation_holds_at_most_a_gradient(micro_batches):
+    # 64 -> 64 layers: 8 rows of (in + out) float32 are a quarter of a gradient. Two
+    # micro-batches of 8 stay held (in the step's buffers from the second step on); eight are
+    # folded into the gradient at the fifth. Either way the step is the whole batch's update.
+    rows = 8
+    whole, parts = (TernaryLinear(64, 64, seed=5, init_seed=6, lr=0.2) for _ in range(2))
+    optimizer = TernaryOptimizer([parts])
+    gradient_bytes = 64 * 64 * 4
+    for step in range(3):
+        x = torch.randn(rows * micro_batches, 64, generator=gen(50 + step))
+        g = torch.randn(rows * micro_batches, 64, generator=gen(60 + step))
+        whole(x).backward(g)
+        most = 0
+        for i in range(micro_batches):
+            parts(x[rows * i:rows * (i + 1)]).backward(g[rows * i:rows * (i + 1)])
+            most = max(most, parts.pending_bytes)
+        assert parts.pending_samples == rows * micro_batches
+        if micro_batches == 2:
+            assert parts.pending_bytes == 2 * rows * 128 * 4 < gradient_bytes
+        else:
+            assert parts.pending_bytes == gradient_bytes and most <= gradient_bytes
+        optimizer.step()
+        assert parts.pending_bytes == 0 and parts.step == step + 1
+        assert_same(whole, parts)
+    assert not torch.equal(parts.codes, TernaryLinear(64, 64, seed=5, init_seed=6).codes)
 
 
 @pytest.mark.filterwarnings("ignore:TernaryLinear .* updated itself")
@@ -149,10 +178,9 @@ def test_micro_batches_of_half_inputs(precision):
         for i in range(3):
             rows = slice(4 * i, 4 * i + 4)
             loss_of(parts, x[rows], labels[rows]).float().backward()
-        # bf16 inputs and output gradients are held as they came (2 bytes each), until the
-        # fp32 buffers of a later step
-        size = 2 if step == 0 or precision == "int8" else 4
-        assert parts[0].pending_bytes == 12 * (24 + 16) * size
+        # bf16 inputs and output gradients are held as they came (2 bytes each): 960 bytes,
+        # below a float32 gradient's 1536 (and fp32 buffers of 12 rows would take 1920)
+        assert parts[0].pending_bytes == 12 * (24 + 16) * 2
         optimizer.step()
         for a, b in zip(whole[::2], parts[::2]):
             assert_same(a, b)

@@ -5,13 +5,15 @@
 // sizes, team sizes and thread counts never change a bit.
 //
 // A Product supplies two operands (TernaryCounter_TileOperands.hpp), the extents rows(), cols()
-// and depth(), and store(r, c, acc). A team owns a tile_rows x tile_cols tile and walks the depth
-// in steps of tile_depth, staging each step's A and B slices in team scratch (A as [k][r], B as
-// [k][c]). Each thread owns register micro-tiles. On GPUs (register_accumulators) a thread keeps
-// one micro-tile live over the whole depth and the next slices are prefetched into registers while
-// the current ones are used; on host backends one thread walks all micro-tiles of the tile,
-// accumulating into team scratch. A GPU tile that lies wholly inside both operands runs without
-// edge tests; a product made only of such tiles gets a kernel with that path alone (InsideTiles).
+// and depth(), and store(r, c, acc); a product whose chains continue earlier ones (an accumulated
+// gradient) also supplies start(r, c), each chain's first value (else 0). A team owns a tile_rows x
+// tile_cols tile and walks the depth in steps of tile_depth, staging each step's A and B slices in
+// team scratch (A as [k][r], B as [k][c]). Each thread owns register micro-tiles. On GPUs
+// (register_accumulators) a thread keeps one micro-tile live over the whole depth and the next
+// slices are prefetched into registers while the current ones are used; on host backends one thread
+// walks all micro-tiles of the tile, accumulating into team scratch. A GPU tile that lies wholly
+// inside both operands runs without edge tests; a product made only of such tiles gets a kernel
+// with that path alone (InsideTiles).
 #pragma once
 
 #include "engines/TernaryCounter_Float4.hpp"
@@ -296,6 +298,16 @@ struct TileGemm {
     }
   }
 
+  /// The first value of the chain of element (r, c): the product's start(r, c) where it has one
+  /// (inside the product), else 0.
+  KOKKOS_INLINE_FUNCTION float chain_start(std::int64_t r, std::int64_t c) const {
+    if constexpr (requires { product.start(r, c); }) {
+      return r < product.rows() && c < product.cols() ? product.start(r, c) : 0.0f;
+    } else {
+      return 0.0f;
+    }
+  }
+
   KOKKOS_INLINE_FUNCTION void store_micro_tile(const float (&acc)[MR][MC], std::int64_t row0,
                                                std::int64_t col0, int ty, int tx) const {
     TERNARYCOUNTER_UNROLL
@@ -361,7 +373,8 @@ struct TileGemm {
     TERNARYCOUNTER_UNROLL
     for (int e = 0; e < MR; ++e) {
       TERNARYCOUNTER_UNROLL
-      for (int f = 0; f < MC; ++f) acc[e][f] = 0.0f;
+      for (int f = 0; f < MC; ++f)
+        acc[e][f] = chain_start(row0 + row_of(ty, e), col0 + col_of(tx, f));
     }
     typename A::raw_type next_a[A_VECTORS];
     b_prefetch_type<Pairs> next_b[B_FETCHES<Pairs>];
@@ -496,7 +509,7 @@ struct TileGemm {
     const std::int64_t total = product.depth();
     if (total == 0) {  // else the first step starts the chains at zero, in registers
       Kokkos::parallel_for(Kokkos::TeamThreadRange(team, rows_valid * TC),
-                           [&](int q) { tile_acc[q] = 0.0f; });
+                           [&](int q) { tile_acc[q] = chain_start(row0 + q / TC, col0 + q % TC); });
     }
     for (std::int64_t k0 = 0; k0 < total; k0 += D) {
       const int depth = int(Kokkos::min(std::int64_t(D), total - k0));
@@ -514,7 +527,8 @@ struct TileGemm {
           float acc[MR][MC];
           for (int e = 0; e < MR; ++e)
             for (int f = 0; f < MC; ++f)
-              acc[e][f] = first ? 0.0f : tile_acc[row_of(ty, e) * TC + col_of(tx, f)];
+              acc[e][f] = first ? chain_start(row0 + row_of(ty, e), col0 + col_of(tx, f))
+                                : tile_acc[row_of(ty, e) * TC + col_of(tx, f)];
           if (depth == D) {
             micro_fma<true>(acc, scratch, ty, tx, D);
           } else {

@@ -34,4 +34,15 @@ struct GradientProduct {
   }
 };
 
+/// The same chains continued from the gradient's values: rows(r, i) = the chain of rows(r, i)'s
+/// own samples, then grad_out(m, first + r) * x(m, i) over these m ascending. A gradient
+/// accumulated over micro-batches this way is the gradient of their concatenation, bit for bit.
+template <class MemorySpace>
+struct ContinuedGradientProduct : GradientProduct<MemorySpace> {
+  using GradientProduct<MemorySpace>::GradientProduct;
+  KOKKOS_INLINE_FUNCTION float start(std::int64_t r, std::int64_t c) const {
+    return this->gradient(r, c);
+  }
+};
+
 }  // namespace TernaryCounter::Impl

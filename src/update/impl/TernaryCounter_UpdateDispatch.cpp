@@ -237,6 +237,22 @@ void dispatch_update_from_io(
   }
 }
 
+template <class ExecSpace>
+void dispatch_gradient_from_io(const ExecSpace& space,
+                               const InputView<typename ExecSpace::memory_space>& x,
+                               const InputView<typename ExecSpace::memory_space>& grad_out,
+                               const OutputView<typename ExecSpace::memory_space>& grad_w,
+                               bool accumulate) {
+  using Mem = typename ExecSpace::memory_space;
+  if (accumulate) {
+    run_tile_gemm(space, ContinuedGradientProduct<Mem>(x, grad_out, grad_w, 0),
+                  "TernaryCounter::gradient_from_io::continued_tiles");
+  } else {
+    run_tile_gemm(space, GradientProduct<Mem>(x, grad_out, grad_w, 0),
+                  "TernaryCounter::gradient_from_io::tiles");
+  }
+}
+
 #define TERNARYCOUNTER_INSTANTIATE_UPDATE_FROM_IO_DISPATCH(SPACE, T)                      \
   template void dispatch_update_from_io<SPACE, T>(                                        \
       const SPACE&, const PackedState<SPACE::memory_space>&,                              \
@@ -244,6 +260,9 @@ void dispatch_update_from_io(
       const UpdateParams&, Precision, const OutputView<SPACE::memory_space>&,             \
       const SkippedRowsView<SPACE::memory_space>&);
 #define TERNARYCOUNTER_INSTANTIATE_UPDATE_DISPATCH(SPACE)                                          \
+  template void dispatch_gradient_from_io<SPACE>(                                                  \
+      const SPACE&, const InputView<SPACE::memory_space>&, const InputView<SPACE::memory_space>&,  \
+      const OutputView<SPACE::memory_space>&, bool);                                               \
   template void dispatch_update<SPACE>(const SPACE&, const PackedState<SPACE::memory_space>&,      \
                                        const InputView<SPACE::memory_space>&, const UpdateParams&, \
                                        const SkippedRowsView<SPACE::memory_space>&);               \

@@ -36,6 +36,15 @@ void dispatch_update_from_io(const ExecSpace& space,
                              const OutputView<typename ExecSpace::memory_space>& workspace,
                              const SkippedRowsView<typename ExecSpace::memory_space>& skipped_rows);
 
+/// Enqueues the FP32 weight gradient of x and grad_out into grad_w [out, in], its chains from 0
+/// or (accumulate) continued from grad_w's values (arguments already checked).
+template <class ExecSpace>
+void dispatch_gradient_from_io(const ExecSpace& space,
+                               const InputView<typename ExecSpace::memory_space>& x,
+                               const InputView<typename ExecSpace::memory_space>& grad_out,
+                               const OutputView<typename ExecSpace::memory_space>& grad_w,
+                               bool accumulate);
+
 /// Rows per chunk of the FP32 gradient, at most max_rows (see UpdateDispatch.cpp).
 template <class ExecSpace>
 std::int64_t balanced_chunk_rows(const ExecSpace& space, std::int64_t out, std::int64_t in,
