@@ -689,8 +689,9 @@ def plot(path, curve_paths):
         by_time.plot([p["seconds"] for p in points], [p["loss"] for p in points], label=name)
     for axes, xlabel in ((by_step, "step"), (by_time, "training seconds")):
         axes.set_xlabel(xlabel)
-        axes.set_ylabel("training loss (nats/byte)")
-        axes.grid(alpha=0.3)
+        axes.set_ylabel("training loss (nats/byte, log scale)")
+        axes.set_yscale("log")  # excursions and the slow tail on one axis
+        axes.grid(alpha=0.3, which="both")
         axes.legend(fontsize=8)
     fig.suptitle("llama_pretrain.py: training loss")
     fig.tight_layout()
