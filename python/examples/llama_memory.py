@@ -56,6 +56,7 @@ the larger of 4 MiB and an eighth of the layer's float32 gradient).
 """
 
 import argparse
+import json
 
 # Each preset: layers, d_model, query heads, key/value heads, MLP width, vocabulary, context.
 PRESETS = {
@@ -218,6 +219,39 @@ def budget(names, batch, context, loss_chunk):
     return "\n".join(lines)
 
 
+def plot_measured(path, runs, limit_gib=None):
+    """A bar chart of measured GPU memory: per run (a llama_pretrain.py --curve record) the
+    driver's count and torch's peak; a run that ran out of memory drawn hatched at what it held
+    when it failed. `limit_gib`: a dashed line (a memory budget)."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    fig, axes = plt.subplots(figsize=(9, 4.2))
+    for k, run in enumerate(runs):
+        error = run.get("error")
+        last = error if error else run["final"]
+        driver, torch_peak = last["driver_used_gib"], last["max_allocated_gib"]
+        hatch = "//" if error else None
+        axes.bar(k - 0.2, driver, 0.4, color="#4477aa", hatch=hatch,
+                 label="driver's count" if k == 0 else None)
+        axes.bar(k + 0.2, torch_peak, 0.4, color="#bbbbbb", hatch=hatch,
+                 label="torch peak" if k == 0 else None)
+        note = "out of memory" if error else f"{driver:.1f} GiB"
+        axes.text(k - 0.2, driver + 1, note, ha="center", fontsize=8)
+    if limit_gib:
+        axes.axhline(limit_gib, color="#cc3311", linestyle="--", linewidth=1)
+        axes.text(len(runs) - 0.5, limit_gib + 1, f"{limit_gib * 2**30 / 1e9:.0f} GB",
+                  color="#cc3311", ha="right", fontsize=8)
+    axes.set_xticks(range(len(runs)), [run["label"] for run in runs], fontsize=8)
+    axes.set_ylabel("GPU memory (GiB)")
+    axes.legend(fontsize=8, loc="upper left")
+    axes.grid(axis="y", alpha=0.3)
+    fig.suptitle("Measured GPU memory of llama_pretrain.py runs (hatched: ran out of memory)")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    print(f"plot: {path}")
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--preset", choices=list(PRESETS), action="append",
@@ -228,10 +262,25 @@ def main(argv=None):
                    help="the head and loss this many tokens at a time (0: all at once)")
     p.add_argument("--offload", action="store_true",
                    help="the checkpointed block inputs in pinned host memory")
+    p.add_argument("--plot-measured", metavar="PNG",
+                   help="draw the measured memory of llama_pretrain.py --curve records (the "
+                        "positional files, or the runs of one JSON object of records) to PNG")
+    p.add_argument("--limit-gb", type=float, default=None,
+                   help="with --plot-measured: a budget line at this many GB (10^9 bytes)")
+    p.add_argument("records", nargs="*", help="with --plot-measured: --curve JSON files")
     p.add_argument("--budget", action="store_true",
                    help="the ternary model's GPU memory part by part, checkpoints on the GPU "
                         "and offloaded, with --loss-chunk and without")
     args = p.parse_args(argv)
+    if args.plot_measured:
+        runs = []
+        for record in args.records:
+            with open(record) as f:
+                loaded = json.load(f)
+            runs += list(loaded.values()) if "points" not in loaded else [loaded]
+        limit = args.limit_gb * 1e9 / 2**30 if args.limit_gb else None
+        plot_measured(args.plot_measured, runs, limit)
+        return
     names = args.preset or list(PRESETS)
     if args.budget:
         print(budget(names, args.batch, args.context, args.loss_chunk))
