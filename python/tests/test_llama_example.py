@@ -83,6 +83,23 @@ def test_memory_table_prints_every_preset():
         assert f"| {name} |" in result.stdout
 
 
+def test_measured_memory_plot(tmp_path):
+    pytest.importorskip("matplotlib", reason="python3-matplotlib is not installed")
+    runs = {"fits": {"label": "fits", "points": [], "error": None,
+                     "final": {"driver_used_gib": 10.5, "max_allocated_gib": 9.0}},
+            "oom": {"label": "oom", "points": [], "final": None,
+                    "error": {"kind": "out of memory", "driver_used_gib": 79.2,
+                              "max_allocated_gib": 77.3}}}
+    records = tmp_path / "runs.json"
+    records.write_text(json.dumps(runs))
+    png = tmp_path / "memory.png"
+    result = subprocess.run([sys.executable, os.path.join(EXAMPLES, "llama_memory.py"),
+                             "--plot-measured", str(png), "--limit-gb", "12", str(records)],
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 10000
+
+
 # -- with torch and the package --
 
 def example():
