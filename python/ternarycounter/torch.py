@@ -659,7 +659,13 @@ class TernaryLinear(torch.nn.Module):
         float32 gradient, they and every later pass are folded into one (_fold)."""
         rows = sum(use[1].shape[0] for use in uses)
         gradient_bytes = 4 * self.out_features * self.in_features
-        if self.precision == "fp32" and self._data_parallel is None:
+        fp32_alone = self.precision == "fp32" and self._data_parallel is None
+        into_buffers = (fp32_alone and self._gradient is None
+                        and self._buffered == self._held_rows
+                        and self._held_rows + rows <= self._batch_hint
+                        and 4 * self._batch_hint * (self.in_features + self.out_features)
+                        <= gradient_bytes)
+        if fp32_alone and not into_buffers:
             arriving = sum(use[1].numel() * use[1].element_size() +
                            use[2].numel() * use[2].element_size() for use in uses)
             if self._gradient is not None or self.pending_bytes + arriving > gradient_bytes:
@@ -667,11 +673,7 @@ class TernaryLinear(torch.nn.Module):
                 self._accumulated, self._buffer, self._buffered = [], None, 0
                 self._held_rows += rows
                 return
-        if (self.precision == "fp32" and self._data_parallel is None
-                and self._buffered == self._held_rows
-                and self._held_rows + rows <= self._batch_hint
-                and 4 * self._batch_hint * (self.in_features + self.out_features)
-                <= gradient_bytes):
+        if into_buffers:
             device = uses[0][1].device
             if self._buffer is None or self._buffer[0].device != device:
                 self._buffer = (
