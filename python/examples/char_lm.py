@@ -70,6 +70,9 @@ import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 from torch import nn  # noqa: E402
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import curves  # noqa: E402
+
 BIBLE_COMMAND = ["bible", "-f", "Gen1:1-Rev22:21"]
 REPOSITORY = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 KERNEL_LIST = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data",
@@ -591,27 +594,11 @@ def write_curve(args, label, device, points, final):
 
 
 def plot(path, curve_paths):
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    fig, (by_step, by_time) = plt.subplots(1, 2, figsize=(12, 4.5))
-    for curve_path in curve_paths:
-        with open(curve_path) as f:
-            run = json.load(f)
-        points = run["points"]
-        name = (f"{run['label']} (val {run['final']['val_loss']:.3f}, "
+    def name_of(run):
+        return (f"{run['label']} (val {run['final']['val_loss']:.3f}, "
                 f"{run['final']['tokens_per_s'] / 1e3:.0f}k tok/s)")
-        by_step.plot([p["step"] for p in points], [p["val_loss"] for p in points], label=name)
-        by_time.plot([p["seconds"] for p in points], [p["val_loss"] for p in points], label=name)
-    for axes, xlabel in ((by_step, "step"), (by_time, "training seconds")):
-        axes.set_xlabel(xlabel)
-        axes.set_ylabel("validation loss (nats/char)")
-        axes.grid(alpha=0.3)
-        axes.legend()
-    fig.suptitle("char_lm.py: validation loss")
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    print(f"plot: {path}")
+    curves.plot_runs(path, curve_paths, "val_loss", "validation loss (nats/char)",
+                     "char_lm.py: validation loss", name_of)
 
 
 def main(argv=None):

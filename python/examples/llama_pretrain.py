@@ -90,6 +90,7 @@ import torch.utils.checkpoint  # noqa: E402
 from torch import nn  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import curves  # noqa: E402
 from llama_memory import PRESETS  # noqa: E402
 
 BYTE_TOKEN_OFFSET = 3  # LLaMA's <0x00> is token 3 (after <unk>, <s>, </s>)
@@ -671,32 +672,12 @@ def write_curve(args, record):
 
 
 def plot(path, curve_paths):
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    fig, (by_step, by_time) = plt.subplots(1, 2, figsize=(12, 4.5))
-    for curve_path in curve_paths:
-        with open(curve_path) as f:
-            run = json.load(f)
-        points = run["points"]
-        if not points:
-            continue
-        memory = [p.get("max_allocated_gib", p.get("peak_rss_gib")) for p in points]
+    def name_of(run):
+        memory = [p.get("max_allocated_gib", p.get("peak_rss_gib")) for p in run["points"]]
         name = f"{run['label']} ({run['preset']}, peak {max(memory):.1f} GiB)"
-        if run.get("error"):
-            name += ": " + run["error"]["kind"]
-        by_step.plot([p["step"] for p in points], [p["loss"] for p in points], label=name)
-        by_time.plot([p["seconds"] for p in points], [p["loss"] for p in points], label=name)
-    for axes, xlabel in ((by_step, "step"), (by_time, "training seconds")):
-        axes.set_xlabel(xlabel)
-        axes.set_ylabel("training loss (nats/byte, log scale)")
-        axes.set_yscale("log")  # excursions and the slow tail on one axis
-        axes.grid(alpha=0.3, which="both")
-        axes.legend(fontsize=8)
-    fig.suptitle("llama_pretrain.py: training loss")
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    say(f"plot: {path}")
+        return name + (": " + run["error"]["kind"] if run.get("error") else "")
+    curves.plot_runs(path, curve_paths, "loss", "training loss (nats/byte)",
+                     "llama_pretrain.py: training loss", name_of, log_scale=True)
 
 
 def main(argv=None):
