@@ -238,10 +238,11 @@ class TernaryLinear(torch.nn.Module):
     state_dict (its extra state) and loaded from it.
 
     Inputs: [..., in_features] float32, bfloat16 or float16, any strides, on the state's device.
-    bf16/fp16 inputs are widened to float32 exactly; the output is float32 rounded to the
-    autocast dtype under ``torch.autocast`` (else to the input's dtype), so the integer path on a
-    bf16 input is the integer path on its float32 widening, and FP32 is the float32 product of
-    the widened input, rounded once.
+    The output is the product of the input widened to float32 (exact), rounded to the autocast
+    dtype under ``torch.autocast`` (else to the input's dtype), so the integer path on a bf16
+    input is the integer path on its float32 widening, and FP32 is the float32 product of the
+    widened input, rounded once. 16-bit rows whose output is of their type (no bias) go to the
+    library without a float32 copy; it rounds the output and the input gradient itself.
 
     ``steps`` (the step count, the rounding seed's step) stays a CPU tensor when the layer moves:
     the seed is computed on the host, and a GPU copy would cost a synchronization per step.
