@@ -57,15 +57,36 @@ void validate_product(const char* call, const PackedState<MemorySpace>& state,
                        (in + ".extent(0) (M)").c_str(), input.extent(0));
 }
 
+/// forward and backward_input of any element types: the checks, then the one dispatcher.
+template <class ExecSpace, class T, class U>
+void checked_forward(const ExecSpace& space,
+                     const PackedState<typename ExecSpace::memory_space>& state,
+                     const InputView<typename ExecSpace::memory_space, T>& x,
+                     const OutputView<typename ExecSpace::memory_space, U>& y,
+                     const ProductOptions& options) {
+  Kokkos::Profiling::ScopedRegion region("TernaryCounter::forward");
+  validate_product("forward", state, options, x, "x", y, "y", true);
+  Impl::dispatch_forward(space, state, x, y, options);
+}
+
+template <class ExecSpace, class T, class U>
+void checked_backward_input(const ExecSpace& space,
+                            const PackedState<typename ExecSpace::memory_space>& state,
+                            const InputView<typename ExecSpace::memory_space, T>& grad_out,
+                            const OutputView<typename ExecSpace::memory_space, U>& grad_x,
+                            const ProductOptions& options) {
+  Kokkos::Profiling::ScopedRegion region("TernaryCounter::backward_input");
+  validate_product("backward_input", state, options, grad_out, "grad_out", grad_x, "grad_x", false);
+  Impl::dispatch_backward_input(space, state, grad_out, grad_x, options);
+}
+
 }  // namespace
 
 template <class ExecSpace>
 void forward(const ExecSpace& space, const PackedState<typename ExecSpace::memory_space>& state,
              const InputView<typename ExecSpace::memory_space>& x,
              const OutputView<typename ExecSpace::memory_space>& y, const ProductOptions& options) {
-  Kokkos::Profiling::ScopedRegion region("TernaryCounter::forward");
-  validate_product("forward", state, options, x, "x", y, "y", true);
-  Impl::dispatch_forward(space, state, x, y, options);
+  checked_forward(space, state, x, y, options);
 }
 
 template <class ExecSpace>
@@ -74,9 +95,7 @@ void backward_input(const ExecSpace& space,
                     const InputView<typename ExecSpace::memory_space>& grad_out,
                     const OutputView<typename ExecSpace::memory_space>& grad_x,
                     const ProductOptions& options) {
-  Kokkos::Profiling::ScopedRegion region("TernaryCounter::backward_input");
-  validate_product("backward_input", state, options, grad_out, "grad_out", grad_x, "grad_x", false);
-  Impl::dispatch_backward_input(space, state, grad_out, grad_x, options);
+  checked_backward_input(space, state, grad_out, grad_x, options);
 }
 
 template <class ExecSpace, class T, class U>
@@ -85,9 +104,7 @@ void Impl::forward_half(const ExecSpace& space,
                         const InputView<typename ExecSpace::memory_space, T>& x,
                         const OutputView<typename ExecSpace::memory_space, U>& y,
                         const ProductOptions& options) {
-  Kokkos::Profiling::ScopedRegion region("TernaryCounter::forward");
-  validate_product("forward", state, options, x, "x", y, "y", true);
-  dispatch_forward(space, state, x, y, options);
+  checked_forward(space, state, x, y, options);
 }
 
 template <class ExecSpace, class T, class U>
@@ -96,9 +113,7 @@ void Impl::backward_input_half(const ExecSpace& space,
                                const InputView<typename ExecSpace::memory_space, T>& grad_out,
                                const OutputView<typename ExecSpace::memory_space, U>& grad_x,
                                const ProductOptions& options) {
-  Kokkos::Profiling::ScopedRegion region("TernaryCounter::backward_input");
-  validate_product("backward_input", state, options, grad_out, "grad_out", grad_x, "grad_x", false);
-  dispatch_backward_input(space, state, grad_out, grad_x, options);
+  checked_backward_input(space, state, grad_out, grad_x, options);
 }
 
 #define TERNARYCOUNTER_INSTANTIATE_LINEAR(SPACE)                                               \

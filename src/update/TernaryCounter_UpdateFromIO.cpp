@@ -99,6 +99,51 @@ std::int64_t from_io_workspace_rows(std::int64_t out, std::int64_t in, std::int6
   return std::max<std::int64_t>(1, Impl::balanced_chunk_rows(ExecSpace{}, out, in, max_rows));
 }
 
+namespace {
+
+/// The asynchronous call of any element type: every check, then the update enqueued.
+template <class ExecSpace, class T>
+void checked_update_from_io(
+    const ExecSpace& space, const PackedState<typename ExecSpace::memory_space>& state,
+    const InputView<typename ExecSpace::memory_space, T>& x,
+    const InputView<typename ExecSpace::memory_space, T>& grad_out, const UpdateParams& params,
+    const Kokkos::View<float**, Kokkos::LayoutRight, typename ExecSpace::memory_space>& workspace,
+    const SkippedRowsView<typename ExecSpace::memory_space>& skipped_rows, Precision precision) {
+  Kokkos::Profiling::ScopedRegion region("TernaryCounter::update_from_io");
+  validate_io<ExecSpace, T>(state, x, grad_out, params, precision);
+  validate_workspace<ExecSpace>(state, workspace);
+  Impl::require_allocated("update_from_io", "skipped_rows", skipped_rows);
+  enqueue_update_from_io(space, state, x, grad_out, params, precision, workspace, skipped_rows);
+}
+
+/// The blocking call of any element type, with the caller's workspace or (`allocate`) one of
+/// from_io_workspace_rows rows for the call; returns the skipped rows once the update is done.
+template <class ExecSpace, class T>
+UpdateReport blocking_update_from_io(
+    const ExecSpace& space, const PackedState<typename ExecSpace::memory_space>& state,
+    const InputView<typename ExecSpace::memory_space, T>& x,
+    const InputView<typename ExecSpace::memory_space, T>& grad_out, const UpdateParams& params,
+    const Kokkos::View<float**, Kokkos::LayoutRight, typename ExecSpace::memory_space>& workspace,
+    bool allocate, Precision precision) {
+  Kokkos::Profiling::ScopedRegion region("TernaryCounter::update_from_io");
+  validate_io<ExecSpace, T>(state, x, grad_out, params, precision);
+  auto rows = workspace;
+  if (allocate) {
+    rows = decltype(rows)(
+        Kokkos::view_alloc(space, "TernaryCounter::update_from_io::workspace",
+                           Kokkos::WithoutInitializing),
+        from_io_workspace_rows<ExecSpace>(state.out(), state.in(), params.workspace_bytes),
+        state.in());
+  } else {
+    validate_workspace<ExecSpace>(state, rows);
+  }
+  const auto skipped = skipped_rows_view(space);
+  enqueue_update_from_io(space, state, x, grad_out, params, precision, rows, skipped);
+  return Impl::wait_for_report(space, skipped);
+}
+
+}  // namespace
+
 template <class ExecSpace>
 void update_from_io(
     const ExecSpace& space, const PackedState<typename ExecSpace::memory_space>& state,
@@ -106,11 +151,7 @@ void update_from_io(
     const InputView<typename ExecSpace::memory_space>& grad_out, const UpdateParams& params,
     const Kokkos::View<float**, Kokkos::LayoutRight, typename ExecSpace::memory_space>& workspace,
     const SkippedRowsView<typename ExecSpace::memory_space>& skipped_rows, Precision precision) {
-  Kokkos::Profiling::ScopedRegion region("TernaryCounter::update_from_io");
-  validate_io<ExecSpace>(state, x, grad_out, params, precision);
-  validate_workspace<ExecSpace>(state, workspace);
-  Impl::require_allocated("update_from_io", "skipped_rows", skipped_rows);
-  enqueue_update_from_io(space, state, x, grad_out, params, precision, workspace, skipped_rows);
+  checked_update_from_io(space, state, x, grad_out, params, workspace, skipped_rows, precision);
 }
 
 template <class ExecSpace>
@@ -120,12 +161,7 @@ UpdateReport update_from_io(
     const InputView<typename ExecSpace::memory_space>& grad_out, const UpdateParams& params,
     const Kokkos::View<float**, Kokkos::LayoutRight, typename ExecSpace::memory_space>& workspace,
     Precision precision) {
-  Kokkos::Profiling::ScopedRegion region("TernaryCounter::update_from_io");
-  validate_io<ExecSpace>(state, x, grad_out, params, precision);
-  validate_workspace<ExecSpace>(state, workspace);
-  const auto skipped = skipped_rows_view(space);
-  enqueue_update_from_io(space, state, x, grad_out, params, precision, workspace, skipped);
-  return Impl::wait_for_report(space, skipped);
+  return blocking_update_from_io(space, state, x, grad_out, params, workspace, false, precision);
 }
 
 template <class ExecSpace>
@@ -134,16 +170,7 @@ UpdateReport update_from_io(const ExecSpace& space,
                             const InputView<typename ExecSpace::memory_space>& x,
                             const InputView<typename ExecSpace::memory_space>& grad_out,
                             const UpdateParams& params, Precision precision) {
-  Kokkos::Profiling::ScopedRegion region("TernaryCounter::update_from_io");
-  validate_io<ExecSpace>(state, x, grad_out, params, precision);
-  const Kokkos::View<float**, Kokkos::LayoutRight, typename ExecSpace::memory_space> workspace(
-      Kokkos::view_alloc(space, "TernaryCounter::update_from_io::workspace",
-                         Kokkos::WithoutInitializing),
-      from_io_workspace_rows<ExecSpace>(state.out(), state.in(), params.workspace_bytes),
-      state.in());
-  const auto skipped = skipped_rows_view(space);
-  enqueue_update_from_io(space, state, x, grad_out, params, precision, workspace, skipped);
-  return Impl::wait_for_report(space, skipped);
+  return blocking_update_from_io(space, state, x, grad_out, params, {}, true, precision);
 }
 
 template <class ExecSpace, class T>
@@ -153,11 +180,7 @@ void Impl::update_from_io_half(
     const InputView<typename ExecSpace::memory_space, T>& grad_out, const UpdateParams& params,
     const Kokkos::View<float**, Kokkos::LayoutRight, typename ExecSpace::memory_space>& workspace,
     const SkippedRowsView<typename ExecSpace::memory_space>& skipped_rows, Precision precision) {
-  Kokkos::Profiling::ScopedRegion region("TernaryCounter::update_from_io");
-  validate_io<ExecSpace, T>(state, x, grad_out, params, precision);
-  validate_workspace<ExecSpace>(state, workspace);
-  Impl::require_allocated("update_from_io", "skipped_rows", skipped_rows);
-  enqueue_update_from_io(space, state, x, grad_out, params, precision, workspace, skipped_rows);
+  checked_update_from_io(space, state, x, grad_out, params, workspace, skipped_rows, precision);
 }
 
 template <class ExecSpace, class T>
@@ -167,18 +190,9 @@ UpdateReport Impl::update_from_io_half(
     const InputView<typename ExecSpace::memory_space, T>& grad_out, const UpdateParams& params,
     const Kokkos::View<float**, Kokkos::LayoutRight, typename ExecSpace::memory_space>& workspace,
     Precision precision) {
-  validate_io<ExecSpace, T>(state, x, grad_out, params, precision);
-  auto rows = workspace;
-  if (rows.extent(0) == 0) {
-    rows = decltype(rows)(
-        Kokkos::view_alloc(space, "TernaryCounter::update_from_io::workspace",
-                           Kokkos::WithoutInitializing),
-        from_io_workspace_rows<ExecSpace>(state.out(), state.in(), params.workspace_bytes),
-        state.in());
-  }
-  const auto skipped = skipped_rows_view(space);
-  update_from_io_half<ExecSpace, T>(space, state, x, grad_out, params, rows, skipped, precision);
-  return wait_for_report(space, skipped);
+  // (The 16-bit overloads without a workspace pass one of no rows.)
+  return blocking_update_from_io(space, state, x, grad_out, params, workspace,
+                                 workspace.extent(0) == 0, precision);
 }
 
 #define TERNARYCOUNTER_INSTANTIATE_UPDATE_FROM_IO(SPACE)                                           \
