@@ -3,7 +3,7 @@
 
 #include <KokkosKernels_config.h>
 
-#include <cstdint>
+#include <cstddef>
 #include <stdexcept>
 
 #if defined(KOKKOSKERNELS_ENABLE_TPL_CUBLAS) && defined(KOKKOS_ENABLE_CUDA)
@@ -13,27 +13,15 @@
 
 namespace TernaryCounter::Perf {
 
-namespace {
-
-using Bf16Matrix = Kokkos::View<std::uint16_t**, Kokkos::LayoutRight, MemSpace>;
-
-/// The BF16 bits of v, rounded to nearest even (v finite).
-KOKKOS_INLINE_FUNCTION std::uint16_t to_bf16(float v) {
-  const std::uint32_t u = Kokkos::bit_cast<std::uint32_t>(v);
-  return std::uint16_t((u + 0x7FFFu + ((u >> 16) & 1u)) >> 16);
-}
-
 Bf16Matrix bf16_copy(const ExecSpace& space, const ConstMatrix& a, const char* label) {
   const Bf16Matrix b(Kokkos::view_alloc(space, std::string(label), Kokkos::WithoutInitializing),
                      a.extent(0), a.extent(1));
   Kokkos::parallel_for(
       "TernaryCounter::Perf::to_bf16",
       Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<2>>(space, {0, 0}, {a.extent(0), a.extent(1)}),
-      KOKKOS_LAMBDA(std::size_t r, std::size_t c) { b(r, c) = to_bf16(a(r, c)); });
+      KOKKOS_LAMBDA(std::size_t r, std::size_t c) { b(r, c) = narrow<bfloat16>(a(r, c)); });
   return b;
 }
-
-}  // namespace
 
 struct VendorBf16Layer::Impl {
   ExecSpace space;

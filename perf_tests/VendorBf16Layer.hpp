@@ -7,10 +7,18 @@
 
 #include "VendorGemm.hpp"
 
+#include <TernaryCounter_HalfFloats.hpp>
+
 #include <memory>
 #include <string>
 
 namespace TernaryCounter::Perf {
+
+using Bf16Matrix = Kokkos::View<bfloat16**, Kokkos::LayoutRight, MemSpace>;
+
+/// `a` rounded to bfloat16 (to nearest, ties to even), as a training script's bf16 tensors hold
+/// it; enqueued on `space`.
+Bf16Matrix bf16_copy(const ExecSpace& space, const ConstMatrix& a, const char* label);
 
 class VendorBf16Layer {
  public:

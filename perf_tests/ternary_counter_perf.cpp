@@ -38,7 +38,6 @@ namespace {
 
 using namespace TernaryCounter;
 using namespace TernaryCounter::Perf;
-using HalfMatrix = Kokkos::View<bfloat16**, Kokkos::LayoutRight, MemSpace>;
 
 const char* const usage =
     "usage: ternary-counter-perf [--shape OUTxINxM]... [--shapes llm|inference|transformer]\n"
@@ -301,19 +300,6 @@ struct ShapeResult {
   }
 };
 
-/// `a` rounded to bfloat16 (to nearest, ties to even), as a training script's bf16 tensors hold it.
-HalfMatrix bf16_of(const ExecSpace& space, const Matrix& a, const char* label) {
-  const HalfMatrix b(Kokkos::view_alloc(space, std::string("TernaryCounter::Perf::") + label,
-                                        Kokkos::WithoutInitializing),
-                     a.extent(0), a.extent(1));
-  Kokkos::parallel_for(
-      "TernaryCounter::Perf::to_bf16",
-      Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<2>>(
-          space, {0, 0}, {std::int64_t(a.extent(0)), std::int64_t(a.extent(1))}),
-      KOKKOS_LAMBDA(std::int64_t r, std::int64_t c) { b(r, c) = narrow<bfloat16>(a(r, c)); });
-  return b;
-}
-
 ShapeResult run_shape(const ExecSpace& space, const VendorGemm& vendor, const Shape& shape,
                       const Options& options) {
   const int repeats = options.repeat;
@@ -394,10 +380,10 @@ ShapeResult run_shape(const ExecSpace& space, const VendorGemm& vendor, const Sh
   add_skipped();
   {
     // The same step on bf16 tensors in and out, as a bf16 training script calls it.
-    const HalfMatrix x16 = bf16_of(space, x, "bf16_x"),
-                     grad_out16 = bf16_of(space, grad_out, "bf16_grad_out");
-    const HalfMatrix y16(alloc("bf16_y"), shape.m, shape.out);
-    const HalfMatrix grad_x16(alloc("bf16_grad_x"), shape.m, shape.in);
+    const Bf16Matrix x16 = bf16_copy(space, x, "TernaryCounter::Perf::bf16_x");
+    const Bf16Matrix grad_out16 = bf16_copy(space, grad_out, "TernaryCounter::Perf::bf16_grad_out");
+    const Bf16Matrix y16(alloc("bf16_y"), shape.m, shape.out);
+    const Bf16Matrix grad_x16(alloc("bf16_grad_x"), shape.m, shape.in);
     r.bf16_io_layer_step = time_repeats(repeats, restore, [&] {
       forward(space, state, x16, y16, product);
       backward_input(space, state, grad_out16, grad_x16, product);
