@@ -48,7 +48,7 @@ import torch
 import torch.distributed as dist
 
 from . import _tc, step_seed
-from .torch import TernaryLinear, _where
+from .torch import TernaryLinear, _backward_input, _where
 
 __all__ = ["data_parallel", "local_updates", "TernaryDataParallel", "sum_gradients_hook"]
 
@@ -229,24 +229,17 @@ class TernaryDataParallel:
     # -- the layer's calls --
 
     def backward_rows(self, layer, grad_y, seed, base=0, before=0, pass_rows=None):
-        """int8 grad_x of this process's samples, its rounding keyed by the global sample: the
-        `base` samples of earlier held passes (every process's), then this pass's processes in
-        rank order, each process's uses in forward order (`before`: this process's rows of the
-        pass's earlier uses; `pass_rows`: of all its uses, default this use's)."""
+        """int8 grad_x (in grad_y's dtype) of this process's samples, its rounding keyed by the
+        global sample: the `base` samples of earlier held passes (every process's), then this
+        pass's processes in rank order, each process's uses in forward order (`before`: this
+        process's rows of the pass's earlier uses; `pass_rows`: of all its uses, default this
+        use's)."""
         pass_rows = grad_y.shape[0] if pass_rows is None else pass_rows
         sizes = self._agree(layer, [("samples held", base)], "backward_input",
                             (grad_y.shape[0], pass_rows))
         offset = base + sum(total for _, total in sizes[:self.rank]) + before
         layer._pass_rows += sum(rows for rows, _ in sizes)
-        grad_x = torch.empty((grad_y.shape[0], layer.in_features), dtype=torch.float32,
-                             device=grad_y.device)
-        if grad_y.shape[0] > 0:
-            device, stream = _where(grad_y)
-            _tc.tensor_backward_input(device, stream, layer.codes.data_ptr(),
-                                      layer.scale.data_ptr(), layer.out_features,
-                                      layer.in_features, layer.C, grad_y.data_ptr(),
-                                      grad_y.shape[0], grad_x.data_ptr(), "int8", seed, offset)
-        return grad_x
+        return _backward_input(layer, grad_y, seed, offset)
 
     def update(self, layer, rounds):
         """The collective update of `layer` from this process's backward passes `rounds`

@@ -756,9 +756,8 @@ class TernaryLinear(torch.nn.Module):
         if self.precision == "int8":
             before, total = self._pass_rows_of(use)
             if self._data_parallel is not None:
-                return self._data_parallel.backward_rows(self, _rows32(grad_y), seed,
-                                                         self._held_rows, before,
-                                                         total).to(grad_y.dtype)
+                return self._data_parallel.backward_rows(self, grad_y, seed, self._held_rows,
+                                                         before, total)
             offset = self._held_rows + before
         return _backward_input(self, grad_y, seed, offset)
 
@@ -842,10 +841,7 @@ class TernaryLinear(torch.nn.Module):
         if gradient is not None:
             self._dense_update(gradient)
         elif self._data_parallel is not None:
-            uses = [use for p in passes for use in p]
-            if any(use[1].device != self.codes.device for use in uses):
-                raise RuntimeError("TernaryLinear: the layer moved to another device while it "
-                                   "had uses awaiting their update")
+            self._check_held_device(use[1].device for p in passes for use in p)
             rounds = [(torch.cat([_rows32(u[1]) for u in p]),
                        torch.cat([_rows32(u[2]) for u in p])) for p in passes]
             self._skipped = self._data_parallel.update(self, rounds)
@@ -855,27 +851,31 @@ class TernaryLinear(torch.nn.Module):
         self._version += 1
         self._count_skipped()
 
-    def _dense_update(self, gradient):
-        if gradient.device != self.codes.device:
+    def _check_held_device(self, devices):
+        if any(device != self.codes.device for device in devices):
             raise RuntimeError("TernaryLinear: the layer moved to another device while it had "
                                "uses awaiting their update")
-        if self._skipped is None or self._skipped.device != gradient.device:
-            self._skipped = torch.zeros((), dtype=torch.int64, device=gradient.device)
+
+    def _skipped_count(self):
+        """The int64 on the layer's device that the next update counts its skipped rows into."""
+        if self._skipped is None or self._skipped.device != self.codes.device:
+            self._skipped = torch.zeros((), dtype=torch.int64, device=self.codes.device)
+        return self._skipped
+
+    def _dense_update(self, gradient):
+        self._check_held_device([gradient.device])
+        skipped = self._skipped_count()
         params = self._params()
         params.pop("precision")
         device, stream = _where(gradient)
         _tc.tensor_update(device, stream, self.codes.data_ptr(), self.scale.data_ptr(),
                           self.v.data_ptr(), self.out_features, self.in_features, self.C,
-                          gradient.data_ptr(), self._skipped.data_ptr(),
+                          gradient.data_ptr(), skipped.data_ptr(),
                           seed=step_seed(self.seed, self.step), **params)
 
     def _apply_update(self, uses, whole=None):
-        if any(use[1].device != self.codes.device for use in uses):
-            raise RuntimeError("TernaryLinear: the layer moved to another device while it had "
-                               "uses awaiting their update")
-        device = uses[0][1].device
-        if self._skipped is None or self._skipped.device != device:
-            self._skipped = torch.zeros((), dtype=torch.int64, device=device)
+        self._check_held_device(use[1].device for use in uses)
+        skipped = self._skipped_count()
         if self.precision == "int8" and len(uses) > 1:
             self._integer_update_in_parts(uses)
             return
@@ -899,7 +899,7 @@ class TernaryLinear(torch.nn.Module):
         _tc.tensor_update_from_io(dev, stream, self.codes.data_ptr(), self.scale.data_ptr(),
                                   self.v.data_ptr(), self.out_features, self.in_features, self.C,
                                   x.data_ptr(), x.shape[0], grad_y.data_ptr(),
-                                  workspace.data_ptr(), rows, self._skipped.data_ptr(),
+                                  workspace.data_ptr(), rows, skipped.data_ptr(),
                                   seed=step_seed(self.seed, self.step),
                                   input_type=_type_name(x.dtype), **params)
 
