@@ -42,6 +42,9 @@ struct Capabilities {
   /// int8 backward_input and update_from_io of a few samples by kernels that read each code
   /// once (measured on CUDA only; HIP runs the general engines).
   static constexpr bool few_sample_int8_gpu = vendor_int8 != VendorInt8Gemm::none;
+  /// FP32 update_from_io of a few samples by the row update alone, which forms the gradient
+  /// (measured on CUDA only, like the int8 one).
+  static constexpr bool few_sample_fp32_update = few_sample_int8_gpu;
 };
 
 /// Whether ExecSpace runs on the host (its engines are chosen by host_isa()).

@@ -3,8 +3,9 @@
 // chunk by chunk (update_in_chunks, the one loop); update_from_io's weight gradient of a chunk is
 // formed by the tile engine in FP32 (SPEC §3), or in int8 (SPEC §6) from operands quantized once
 // per call: on hosts by the AVX2 / VNNI / AMX or portable engine, on GPUs by the vendor GEMM where
-// it runs, else by the portable engine. int8 quantizes 16-bit x and grad_out as it reads them;
-// FP32 widens them to float first.
+// it runs, else by the portable engine. On CUDA a few samples' gradient (FP32 or int8) is formed
+// by the row update itself, in one launch over all rows, with no gradient in memory. int8
+// quantizes 16-bit x and grad_out as it reads them; FP32 widens them to float first.
 #include "update/impl/TernaryCounter_UpdateDispatch.hpp"
 
 #include "core/TernaryCounter_Validation.hpp"
@@ -23,6 +24,7 @@
 #include "engines/TernaryCounter_TiledColumnQuantizer.hpp"
 #include "engines/TernaryCounter_Widening.hpp"
 #include "engines/vendor/TernaryCounter_VendorInt8Product.hpp"
+#include "update/impl/TernaryCounter_FloatGradientRows.hpp"
 #include "update/impl/TernaryCounter_GradientProduct.hpp"
 #include "update/impl/TernaryCounter_Int8GradientEngine.hpp"
 #include "update/impl/TernaryCounter_IntegerGradientRows.hpp"
@@ -75,6 +77,15 @@ void update_from_io_fp32(const ExecSpace& space,
                          const SkippedRowsView<typename ExecSpace::memory_space>& skipped_rows) {
   using Mem = typename ExecSpace::memory_space;
   const UpdateConstants k = update_constants(params, state.out(), state.in());
+  if constexpr (Capabilities<ExecSpace>::few_sample_fp32_update) {
+    if (std::int64_t(x.extent(0)) <= few_sample_update_fp32_max) {  // no gradient in memory
+      Kokkos::deep_copy(space, skipped_rows, std::int64_t(0));
+      RowUpdateKernel<ExecSpace, false, FewSampleFloatGradientRows<Mem>>{
+          state.codes, state.scale, state.v, {}, k, skipped_rows, {x, grad_out, 0}}
+          .enqueue(space, params.team_size);
+      return;
+    }
+  }
   const std::int64_t chunk =
       balanced_chunk_rows(space, state.out(), state.in(), workspace.extent(0));
   update_in_chunks(space, state, k, params.team_size, chunk, workspace, skipped_rows,

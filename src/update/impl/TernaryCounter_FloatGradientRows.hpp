@@ -1,0 +1,47 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+// update_from_io's FP32 weight gradient of a few samples (SPEC §3 step 1) as the row update reads
+// it: a group of 4 columns of one row at a time, each value the fma chain over the samples in
+// ascending order, formed where the row update needs it. For a few samples that chain is shorter
+// than the trip through memory it replaces (the tile engine writes 4 bytes per weight, which the
+// row update then reads): here x is read from cache and nothing of size [out, in] is written.
+#pragma once
+
+#include "TernaryCounter_ViewTypes.hpp"
+#include "engines/TernaryCounter_Float4.hpp"
+#include "engines/TernaryCounter_Unroll.hpp"
+
+#include <Kokkos_Core.hpp>
+
+#include <cstdint>
+
+namespace TernaryCounter::Impl {
+
+/// The most samples whose FP32 gradient the row update forms itself: x's column costs the row
+/// update 4 bytes per sample from cache (the int8 source's 16 samples cost 20).
+inline constexpr std::int64_t few_sample_update_fp32_max = 4;
+
+/// g(r, i) = the chain acc = fma(grad_out(m, first_row + r), x(m, i), acc) from 0 over m
+/// ascending: the same chain as the tile engine's GradientProduct, so the same bits.
+template <class MemorySpace>
+struct FewSampleFloatGradientRows {
+  static constexpr int batch = 1;
+  /// Each group formed once: the row update holds it for the code update.
+  static constexpr bool hold_gradient = true;
+  InputView<MemorySpace> x;         ///< [M, in], M <= few_sample_update_fp32_max
+  InputView<MemorySpace> grad_out;  ///< [M, out]
+  std::int64_t first_row = 0;       ///< grad_out's column of the row update's row 0
+
+  KOKKOS_INLINE_FUNCTION Float4 group(std::int64_t r, std::int64_t c) const {
+    const int M = int(x.extent(0));
+    Float4 g{{0.0f, 0.0f, 0.0f, 0.0f}};
+    TERNARYCOUNTER_UNROLL
+    for (int m = 0; m < int(few_sample_update_fp32_max); ++m) {
+      if (m >= M) break;
+      const float a = grad_out(m, first_row + r);
+      for (int j = 0; j < 4; ++j) g.v[j] = Kokkos::fma(a, x(m, c + j), g.v[j]);
+    }
+    return g;
+  }
+};
+
+}  // namespace TernaryCounter::Impl
