@@ -404,27 +404,23 @@ struct RowUpdateKernel {
   }
 
   /// Steps 9-10 for unit u from the gradient the row sums held (holds_gradient): only the code
-  /// words are read again (from cache: the row sums read them moments ago), all before the first
-  /// store, so their latencies overlap.
+  /// words are read again, a group at a time (from cache: the row sums read them moments ago;
+  /// loading all 8 first would hold 8 more registers beside the held gradient).
   KOKKOS_INLINE_FUNCTION void update_held_unit(std::int64_t row, std::int64_t u,
                                                const RowMath::RowScalars& rs,
                                                [[maybe_unused]] const CodeUpdateTable& table,
                                                const Float4 (&held)[unit_groups]) const {
     const int count = group_count(u);
-    std::uint32_t word[unit_groups] = {};
-    TERNARYCOUNTER_UNROLL
-    for (int r = 0; r < unit_groups; ++r) {
-      if (r >= count) break;
-      word[r] = load_group(&codes(row, bytes_per_group * unit_group(u, r)));
-    }
     KOKKOS_IF_ON_HOST((Unit d; d.count = count; for (int r = 0; r < unit_groups; ++r) {
       d.g[r] = r < count ? held[r] : Float4{};
-      d.word[r] = word[r];
+      d.word[r] = r < count ? load_group(&codes(row, bytes_per_group * unit_group(u, r))) : 0;
     } update_unit_flat(row, u, d, rs);))
     KOKKOS_IF_ON_DEVICE((const std::uint32_t row_base = element_index(k.row_offset + row, k.in, 0);
                          TERNARYCOUNTER_UNROLL for (int r = 0; r < unit_groups; ++r) {
                            if (r >= count) break;
-                           update_group(table, row_base, row, u, r, word[r], held[r], rs);
+                           const std::uint32_t word =
+                               load_group(&codes(row, bytes_per_group * unit_group(u, r)));
+                           update_group(table, row_base, row, u, r, word, held[r], rs);
                          }))
   }
   KOKKOS_INLINE_FUNCTION void store_codes(std::int64_t row, std::int64_t u, int r,
