@@ -32,8 +32,8 @@ UpdateParams few_sample_params(std::uint32_t seed) {
 }
 
 /// x in [-2, 2), grad_out in [-0.5, 0.5) with one NaN (a skipped row).
-void random_inputs(const FewShape& s, SplitMix64& rng, std::vector<float>& x,
-                   std::vector<float>& g) {
+void few_sample_inputs(const FewShape& s, SplitMix64& rng, std::vector<float>& x,
+                       std::vector<float>& g) {
   x.resize(s.M * s.in);
   g.resize(s.M * s.out);
   for (float& v : x) v = rng.uniform(-2.0f, 2.0f);
@@ -56,7 +56,7 @@ TEST(FewSampleUpdate, RowUpdateWithFloatSourceMatchesTheReference) {
     SCOPED_TRACE(describe(s));
     const HostState start = random_state(s.out, s.in, 8, rng);
     std::vector<float> x, g;
-    random_inputs(s, rng, x, g);
+    few_sample_inputs(s, rng, x, g);
     const UpdateParams params = few_sample_params(0xFEEDu + std::uint32_t(s.in));
     const HostState want = create_mirror_and_copy(Kokkos::DefaultHostExecutionSpace{}, start);
     const UpdateReport want_report =
@@ -97,7 +97,7 @@ TEST(FewSampleUpdate, UpdateFromIoMatchesTheReference) {
     SCOPED_TRACE(describe(s));
     const HostState start = random_state(s.out, s.in, 8, rng);
     std::vector<float> x, g;
-    random_inputs(s, rng, x, g);
+    few_sample_inputs(s, rng, x, g);
     const UpdateParams params = few_sample_params(0xACEu + std::uint32_t(s.out));
     const DeviceMatrix xd = to_device(x, s.M, s.in), gd = to_device(g, s.M, s.out);
     for (const Precision precision : {Precision::fp32, Precision::int8}) {

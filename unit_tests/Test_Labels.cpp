@@ -6,10 +6,12 @@
 // label, or one that reuses another kernel's label, fails it.
 #include "Test_Helpers.hpp"
 
+#include "engines/TernaryCounter_Capabilities.hpp"
 #include "engines/TernaryCounter_HostInt8Gemm.hpp"
 
 #include <TernaryCounter_Linear.hpp>
 #include "engines/TernaryCounter_Tiling.hpp"
+#include "update/impl/TernaryCounter_FloatGradientRows.hpp"
 
 #include <algorithm>
 #include <functional>
@@ -181,13 +183,19 @@ TEST(Labels, EveryKernelHasItsOwnLabel) {
                     {"TernaryCounter::backward_input::" + kernel}, "backward_input, " + shape);
       expect_labels(labels_of([&] { update(ExecSpace{}, *state, grad_w, params); }),
                     {"TernaryCounter::row_update"}, "update, " + shape);
-      // update_from_io: per chunk of rows, the gradient tiles, then their row update.
+      // update_from_io: per chunk of rows, the gradient tiles, then their row update; on CUDA
+      // a few samples' row update forms the gradient itself (one launch).
       const std::vector<std::string> from_io =
           labels_of([&] { update_from_io(ExecSpace{}, *state, x, grad_out, params); });
       std::vector<std::string> chunks;
-      for (std::size_t c = 0; c < std::max<std::size_t>(1, from_io.size() / 2); ++c) {
-        chunks.push_back("TernaryCounter::update_from_io::gradient_tiles");
+      if (Impl::Capabilities<ExecSpace>::few_sample_fp32_update &&
+          p.M <= Impl::few_sample_update_fp32_max) {
         chunks.push_back("TernaryCounter::row_update");
+      } else {
+        for (std::size_t c = 0; c < std::max<std::size_t>(1, from_io.size() / 2); ++c) {
+          chunks.push_back("TernaryCounter::update_from_io::gradient_tiles");
+          chunks.push_back("TernaryCounter::row_update");
+        }
       }
       expect_labels(from_io, chunks, "update_from_io, " + shape);
       // The integer path: its quantizers, then its product (on hosts with VNNI, that engine).
