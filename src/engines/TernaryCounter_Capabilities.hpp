@@ -43,7 +43,7 @@ struct Capabilities {
   /// once (measured on CUDA only; HIP runs the general engines).
   static constexpr bool few_sample_int8_gpu = vendor_int8 != VendorInt8Gemm::none;
   /// FP32 update_from_io of a few samples by the row update alone, which forms the gradient
-  /// (measured on CUDA only, like the int8 one).
+  /// (CUDA only, like the int8 one: HIP is compiled, never run).
   static constexpr bool few_sample_fp32_update = few_sample_int8_gpu;
 };
 
