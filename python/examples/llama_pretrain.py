@@ -126,6 +126,12 @@ def parse_args(argv=None):
                         "gets lr / n (0.01 at 64 inputs, 1.6e-4 at 4096)")
     p.add_argument("--lr-scale", type=float, default=0.02, help="the TernaryLinear lr_scale")
     p.add_argument("--C", type=int, default=8, help="the TernaryLinear counter depth")
+    p.add_argument("--rms-beta", type=float, default=0.99, help="the TernaryLinear rms_beta")
+    p.add_argument("--rms-eps", type=float, default=1e-3, help="the TernaryLinear rms_eps")
+    p.add_argument("--clip", type=float, default=0.0, help="the TernaryLinear clip")
+    p.add_argument("--rms-warmup", action="store_true",
+                   help="scale the TernaryLinear lr by sqrt(1 - rms_beta^(step+1)), the RMS "
+                        "moment's bias correction (v starts at 0)")
     p.add_argument("--sign-lr", type=float, default=3e-3,
                    help="the embedding's and norm gains' sign-rule step (ternary model)")
     p.add_argument("--adam-lr", type=float, default=3e-4, help="the baselines' AdamW lr")
@@ -383,6 +389,7 @@ def build_model(args, device, progress=None):
             number = args.seed * 10000 + len(made)
             gain = residual_gain if residual else 1.0
             return TernaryLinear(n_in, n_out, C=args.C, lr=args.lr / n_in, lr_scale=args.lr_scale,
+                                 rms_beta=args.rms_beta, rms_eps=args.rms_eps, clip=args.clip,
                                  precision="int8", seed=number, init_seed=number,
                                  init_scale=gain / math.sqrt(2.0 * n_in / 3.0), device=device)
 
@@ -607,8 +614,9 @@ def train(args):
             phase = f"step {step + 1}"
             factor = lr_factor(step, args)
             optimizer.set_lr(factor, args)
+            moment = math.sqrt(1 - args.rms_beta ** (step + 1)) if args.rms_warmup else 1.0
             for layer in ternary_layers(model):
-                layer.lr = args.lr / layer.in_features * factor
+                layer.lr = args.lr / layer.in_features * factor * moment
             inputs, targets = window(train_tokens, starts[step], args.context)
             losses += train_step(model, optimizer, inputs.to(device), targets.to(device), args)
             since += 1
