@@ -1,9 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // update_from_io of a few samples (M <= 16), where on GPUs the row update forms the gradient
-// itself (FP32: FewSampleFloatGradientRows; int8: FewSampleGradientRows) and holds each group it
-// formed between its two passes: bit for bit against the host-loop references, on odd shapes.
-// The row update with the FP32 source runs here on every backend (host teams hold rows of up to
-// one canonical block, so both the held and the re-forming passes run on the host too).
+// itself in both of its passes (FP32: FewSampleFloatGradientRows; int8: FewSampleGradientRows):
+// bit for bit against the host-loop references, on odd shapes. The row update with the FP32
+// source runs here on every backend, so its team body is tested on the host too.
 #include "Test_Helpers.hpp"
 
 #include "IntegerReference.hpp"

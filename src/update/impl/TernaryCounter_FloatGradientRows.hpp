@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // update_from_io's FP32 weight gradient of a few samples (SPEC §3 step 1) as the row update reads
 // it: a group of 4 columns of one row at a time, each value the fma chain over the samples in
-// ascending order, formed where the row update needs it. For a few samples that chain is shorter
-// than the trip through memory it replaces (the tile engine writes 4 bytes per weight, which the
-// row update then reads): here x is read from cache and nothing of size [out, in] is written.
+// ascending order, formed where the row update needs it (in both of its passes: the row sums and
+// the code update). For a few samples that chain is shorter than the trip through memory it
+// replaces (the tile engine writes 4 bytes per weight, which the row update then reads): here x is
+// read from cache and nothing of size [out, in] is written.
 #pragma once
 
 #include "TernaryCounter_ViewTypes.hpp"
@@ -24,9 +25,9 @@ inline constexpr std::int64_t few_sample_update_fp32_max = 4;
 /// ascending: the same chain as the tile engine's GradientProduct, so the same bits.
 template <class MemorySpace>
 struct FewSampleFloatGradientRows {
+  /// Groups the row sums load together (RowUpdateKernel::for_each_group): the operands are small
+  /// and shared by every row (cache-resident), so one group at a time.
   static constexpr int batch = 1;
-  /// Each group formed once: the row update holds it for the code update.
-  static constexpr bool hold_gradient = true;
   InputView<MemorySpace> x;         ///< [M, in], M <= few_sample_update_fp32_max
   InputView<MemorySpace> grad_out;  ///< [M, out]
   std::int64_t first_row = 0;       ///< grad_out's column of the row update's row 0

@@ -6,8 +6,7 @@
 //   on the way in replace the epilogue pass that wrote the float rows back.
 // - FewSampleGradientRows: G summed from the quantized operands themselves (gq [out, Mp] and
 //   xq [in, Mp], the samples contiguous), for a few samples: then nothing of size [out, in] is
-//   written at all, each group is formed once (the row update holds it between its two passes)
-//   and the update streams the codes once (read, update, write).
+//   written at all, and the update streams the codes once (read, update, write).
 // An integer sum is exact in any order, and the two products are those of GradientEpilogue, so
 // every source gives the bits of the float rows it replaces.
 #pragma once
@@ -33,7 +32,6 @@ template <class MemorySpace>
 struct IntegerSumRows {
   /// Groups the row sums load together (RowUpdateKernel::for_each_group): a load each.
   static constexpr int batch = 4;
-  static constexpr bool hold_gradient = false;  ///< rows of any length; read twice from memory
   const std::int32_t* sums = nullptr;
   std::int64_t stride = 0;
   Kokkos::View<const float*, MemorySpace> row_scale;  ///< sg of these rows
@@ -60,8 +58,6 @@ struct FewSampleGradientRows {
   /// The operands are small and shared by every row (cache-resident), and the sums are the work:
   /// one group at a time keeps the registers of the row update's cap.
   static constexpr int batch = 1;
-  /// Each group formed once: the row update holds it for the code update.
-  static constexpr bool hold_gradient = true;
   Kokkos::View<const std::int8_t**, Kokkos::LayoutRight, MemorySpace> gq;  ///< these rows [, Mp]
   Kokkos::View<const std::uint32_t**, Kokkos::LayoutRight, MemorySpace> x_words;  ///< [words, in]
   Kokkos::View<const float*, MemorySpace> row_scale;  ///< sg of these rows

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The row update of SPEC §3 steps 2-11 for rows whose gradient is in memory: one team per row.
 // Used by update() on the caller's gradient and by update_from_io() on its gradient rows; the
-// integer path's GPU update reads its gradient from a Source instead, which forms each group of
-// it on the way in (IntegerGradientRows.hpp).
+// integer path's GPU update and the FP32 GPU update of a few samples read their gradient from a
+// Source instead, which forms each group of it on the way in (IntegerGradientRows.hpp,
+// FloatGradientRows.hpp).
 //
 // Work unit: the 8 packed groups b*64 + s + 8r (r = 0..7) of canonical block b, which hold the
 // complete chains of lanes 4s..4s+3 (see RowMath::accumulate_group). A unit reads its gradient
@@ -35,15 +36,14 @@ namespace TernaryCounter::Impl {
 /// The gradient as float rows in memory (`grad`): RowUpdateKernel's default source.
 struct StoredGradient {
   static constexpr int batch = 0;  ///< unused: the stored rows load row_sum_batch groups at once
-  static constexpr bool hold_gradient = false;  ///< see RowUpdateKernel::holds_gradient
 };
 
 /// VectorRows: the gradient's rows are read as 16-byte vectors (vector_rows says when they can
 /// be; enqueue launches that kernel on GPUs then).
 /// Source: where a group of the gradient comes from: StoredGradient (grad), or a type with
-/// `Float4 group(row, column) const`, `static constexpr int batch` (groups whose loads the row
-/// sums issue together) and `static constexpr bool hold_gradient` (holds_gradient); such sources
-/// run the team body on every backend (no host_row_update).
+/// `Float4 group(row, column) const` and `static constexpr int batch` (groups whose loads the
+/// row sums issue together); such sources run the team body on every backend (no
+/// host_row_update).
 template <class ExecSpace, bool VectorRows = false, class Source = StoredGradient>
 struct RowUpdateKernel {
   using memory_space = typename ExecSpace::memory_space;
@@ -198,32 +198,10 @@ struct RowUpdateKernel {
   /// more. The code update loads a group at a time: batching its loads slows long rows down.
   static constexpr int row_sum_batch = stored ? 4 : Source::batch;
 
-  /// Sources that form the gradient from a few samples' operands (Source::hold_gradient): each
-  /// thread keeps the gradient it formed for the row sums until the code update, which then
-  /// reads only the codes again. Formed twice, every group cost its operand loads (8-20 bytes
-  /// per weight from cache, behind dependent loads) and its int-to-float conversions again.
-  static constexpr bool holds_gradient = !stored && Source::hold_gradient;
-  /// Units a thread can hold: one on GPUs (32 registers), so a held row takes a team of one
-  /// thread per unit (rows of up to 1024 units, 32768 columns); on host threads, which run
-  /// these sources only in the tests, the 8 units of a block, on the stack.
-  static constexpr int held_units =
-      Kokkos::SpaceAccessibility<ExecSpace, Kokkos::HostSpace>::accessible ? unit_groups : 1;
-  struct HeldGradient {
-    Float4 g[held_units][unit_groups];  ///< [the thread's j-th unit][group r]
-  };
-  /// Whether a team of team_size threads holds its row's gradient (uniform in the team).
-  KOKKOS_INLINE_FUNCTION bool holds(int team_size) const {
-    return holds_gradient && units() <= std::int64_t(held_units) * team_size;
-  }
-
-  /// Step 2 for unit u of `row`: its 4 lane chains, the ternaries read from the table; Hold:
-  /// the unit's gradient is kept in `held` for update_held_unit.
-  template <bool Hold>
+  /// Step 2 for unit u of `row`: its 4 lane chains, the ternaries read from the table.
   KOKKOS_INLINE_FUNCTION void lane_chains(const CodeUpdateTable& table, std::int64_t row,
-                                          std::int64_t u, LanePartial (&p)[codes_per_group],
-                                          [[maybe_unused]] Float4 (&held)[unit_groups]) const {
-    for_each_group<row_sum_batch>(row, u, [&](int r, const Float4& g, std::uint32_t word) {
-      if constexpr (Hold) held[r] = g;
+                                          std::int64_t u, LanePartial (&p)[codes_per_group]) const {
+    for_each_group<row_sum_batch>(row, u, [&](int, const Float4& g, std::uint32_t word) {
       float t[codes_per_group];
       for (int pos = 0; pos < codes_per_group; ++pos) {
         t[pos] = table.ternary[group_code(word, pos)];
@@ -266,22 +244,18 @@ struct RowUpdateKernel {
   }
 
   /// Steps 2-8 with every block folded in registers (folds_in_warps): the block totals, then
-  /// team_row_scalars. Round j takes units j * size + rank (held: the thread's j-th unit).
-  template <bool Hold>
+  /// team_row_scalars.
   KOKKOS_INLINE_FUNCTION RowMath::RowScalars row_scalars_warp_fold(const member_type& team,
                                                                    const CodeUpdateTable& table,
                                                                    std::int64_t row,
-                                                                   LanePartial* block_total,
-                                                                   HeldGradient& held) const {
+                                                                   LanePartial* block_total) const {
     const std::int64_t n = units();
     const int rank = team.team_rank(), size = team.team_size();
     // Team-uniform rounds, so that every lane of a warp takes part in the shuffles.
-    for (int j = 0; !Hold || j < held_units; ++j) {
-      const std::int64_t base = std::int64_t(j) * size;
-      if (base >= n) break;
+    for (std::int64_t base = 0; base < n; base += size) {
       const std::int64_t u = base + rank;
       LanePartial p[codes_per_group] = {};
-      if (u < n) lane_chains<Hold>(table, row, u, p, held.g[Hold ? j : 0]);
+      if (u < n) lane_chains(table, row, u, p);
       fold_across_threads(p);
       if (u < n && u % unit_groups == 0) block_total[u / unit_groups] = p[0];
     }
@@ -291,19 +265,15 @@ struct RowUpdateKernel {
 
   /// Steps 2-8 through the lane partials in scratch: fold_lanes per block, then
   /// team_row_scalars.
-  template <bool Hold>
   KOKKOS_INLINE_FUNCTION RowMath::RowScalars row_scalars_scratch_fold(const member_type& team,
                                                                       const CodeUpdateTable& table,
                                                                       std::int64_t row,
-                                                                      LanePartial* partial,
-                                                                      HeldGradient& held) const {
+                                                                      LanePartial* partial) const {
     const std::int64_t n = units();
     const int rank = team.team_rank(), size = team.team_size();
-    for (int j = 0; !Hold || j < held_units; ++j) {
-      const std::int64_t u = rank + std::int64_t(j) * size;
-      if (u >= n) break;
+    for (std::int64_t u = rank; u < n; u += size) {
       LanePartial p[codes_per_group] = {};
-      lane_chains<Hold>(table, row, u, p, held.g[Hold ? j : 0]);
+      lane_chains(table, row, u, p);
       const std::int64_t lane0 = (u / unit_groups) * RowMath::sum_lanes + 4 * (u % unit_groups);
       for (int pos = 0; pos < codes_per_group; ++pos) partial[lane0 + pos] = p[pos];
     }
@@ -389,39 +359,12 @@ struct RowUpdateKernel {
                                                    const CodeUpdateTable& table) const {
     const std::uint32_t row_base = element_index(k.row_offset + row, k.in, 0);
     for_each_group<1>(row, u, [&](int r, const Float4& g, std::uint32_t word) {
-      update_group(table, row_base, row, u, r, word, g, rs);
+      int next[codes_per_group];
+      for (int pos = 0; pos < codes_per_group; ++pos) {
+        next[pos] = new_code(table, row_base, u, word, g, rs, r, pos);
+      }
+      store_codes(row, u, r, next);
     });
-  }
-  KOKKOS_INLINE_FUNCTION void update_group(const CodeUpdateTable& table, std::uint32_t row_base,
-                                           std::int64_t row, std::int64_t u, int r,
-                                           std::uint32_t word, const Float4& g,
-                                           const RowMath::RowScalars& rs) const {
-    int next[codes_per_group];
-    for (int pos = 0; pos < codes_per_group; ++pos) {
-      next[pos] = new_code(table, row_base, u, word, g, rs, r, pos);
-    }
-    store_codes(row, u, r, next);
-  }
-
-  /// Steps 9-10 for unit u from the gradient the row sums held (holds_gradient): only the code
-  /// words are read again, a group at a time (from cache: the row sums read them moments ago;
-  /// loading all 8 first would hold 8 more registers beside the held gradient).
-  KOKKOS_INLINE_FUNCTION void update_held_unit(std::int64_t row, std::int64_t u,
-                                               const RowMath::RowScalars& rs,
-                                               [[maybe_unused]] const CodeUpdateTable& table,
-                                               const Float4 (&held)[unit_groups]) const {
-    const int count = group_count(u);
-    KOKKOS_IF_ON_HOST((Unit d; d.count = count; for (int r = 0; r < unit_groups; ++r) {
-      d.g[r] = r < count ? held[r] : Float4{};
-      d.word[r] = r < count ? load_group(&codes(row, bytes_per_group * unit_group(u, r))) : 0;
-    } update_unit_flat(row, u, d, rs);))
-    KOKKOS_IF_ON_DEVICE((const std::uint32_t row_base = element_index(k.row_offset + row, k.in, 0);
-                         TERNARYCOUNTER_UNROLL for (int r = 0; r < unit_groups; ++r) {
-                           if (r >= count) break;
-                           const std::uint32_t word =
-                               load_group(&codes(row, bytes_per_group * unit_group(u, r)));
-                           update_group(table, row_base, row, u, r, word, held[r], rs);
-                         }))
   }
   KOKKOS_INLINE_FUNCTION void store_codes(std::int64_t row, std::int64_t u, int r,
                                           const int (&c)[codes_per_group]) const {
@@ -443,47 +386,24 @@ struct RowUpdateKernel {
         return;
       }
     }
+    const std::int64_t n = units();
     CodeUpdateTable& table = team_table(scratch);
     auto* partial = reinterpret_cast<LanePartial*>(scratch + table_bytes);
     table.fill(k.C, rank, size);
     team.team_barrier();
-    if constexpr (holds_gradient) {
-      if (holds(size)) {
-        update_row<true>(team, table, partial, row);
-        return;
-      }
-    }
-    update_row<false>(team, table, partial, row);
-  }
-  /// Steps 2-11 for `row` by the team; Hold: each thread holds its units' gradient between the
-  /// two passes (holds).
-  template <bool Hold>
-  KOKKOS_INLINE_FUNCTION void update_row(const member_type& team, const CodeUpdateTable& table,
-                                         LanePartial* partial, std::int64_t row) const {
-    const std::int64_t n = units();
-    const int rank = team.team_rank(), size = team.team_size();
-    HeldGradient held;  // written and read only when Hold
 
     // Steps 2-8: every lane chain of the row, then per block the fixed fold, then the blocks in
     // ascending order, then the row scalars.
-    const RowMath::RowScalars rs =
-        folds_in_warps(size) ? row_scalars_warp_fold<Hold>(team, table, row, partial, held)
-                             : row_scalars_scratch_fold<Hold>(team, table, row, partial, held);
+    const RowMath::RowScalars rs = folds_in_warps(size)
+                                       ? row_scalars_warp_fold(team, table, row, partial)
+                                       : row_scalars_scratch_fold(team, table, row, partial);
     if (rs.skip) {
       if (rank == 0) Kokkos::atomic_add(&skipped(), std::int64_t(1));
       return;
     }
 
-    // Steps 9-10: every unit read again (Hold: its codes only).
-    for (int j = 0; !Hold || j < held_units; ++j) {
-      const std::int64_t u = rank + std::int64_t(j) * size;
-      if (u >= n) break;
-      if constexpr (Hold) {
-        update_held_unit(row, u, rs, table, held.g[j]);
-      } else {
-        update_unit(row, u, rs, table);
-      }
-    }
+    // Steps 9-10: every unit read again.
+    for (std::int64_t u = rank; u < n; u += size) update_unit(row, u, rs, table);
 
     // Step 11.
     Kokkos::single(Kokkos::PerTeam(team), [&]() {
@@ -512,15 +432,11 @@ struct RowUpdateKernel {
   static int resolve_team_size(const ExecSpace& space, int requested, std::int64_t in) {
     const int largest = Kokkos::max(team_size_max(space, false), team_size_max(space, true));
     if (requested == 0) {
-      // One unit per thread (whole warps), at most update_team_size threads; a GPU team that
-      // can hold its row's gradient (holds) takes as many as that needs.
+      // One unit per thread (whole warps), at most update_team_size threads.
       const std::int64_t units = RowMath::sum_block_count(in) * RowMath::group_strides_per_block;
       const std::int64_t one_each = Kokkos::max<std::int64_t>(32, (units + 31) / 32 * 32);
-      const bool held =
-          holds_gradient && Tiling<ExecSpace>::register_accumulators && one_each <= largest;
       const std::int64_t chosen =
-          held ? one_each
-               : Kokkos::min<std::int64_t>(one_each, Tiling<ExecSpace>::update_team_size);
+          Kokkos::min<std::int64_t>(one_each, Tiling<ExecSpace>::update_team_size);
       return int(Kokkos::min<std::int64_t>(chosen, largest));
     }
     if (requested > largest) {
