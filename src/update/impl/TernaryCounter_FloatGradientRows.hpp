@@ -17,9 +17,12 @@
 
 namespace TernaryCounter::Impl {
 
-/// The most samples whose FP32 gradient the row update forms itself: x's column costs the row
-/// update 4 bytes per sample from cache (the int8 source's 16 samples cost 20).
-inline constexpr std::int64_t few_sample_update_fp32_max = 4;
+/// The most samples whose FP32 gradient the row update forms itself. Each sample costs both
+/// passes an fma and a load per weight: on an H100 at 16384x16384 the row update takes 0.97 ms
+/// at M = 1 and 1.77 ms at M = 4, where the tile engine's path takes about 1.52 ms at either
+/// (docs/results/h100_4d3b8af/perf_few_sample.txt); about 0.27 ms a sample puts the break-even
+/// near 3.
+inline constexpr std::int64_t few_sample_update_fp32_max = 2;
 
 /// g(r, i) = the chain acc = fma(grad_out(m, first_row + r), x(m, i), acc) from 0 over m
 /// ascending: the same chain as the tile engine's GradientProduct, so the same bits.
