@@ -19,7 +19,12 @@ an update moves a row's weights together, so a row's output moves with its fan-i
 for every width does not train both the tiny and the wide presets (the 1b preset cut to one
 block, batch 4 x 32 on the CPU: a fixed lr of 0.003 blew the residual stream up to an RMS of
 about 2,000 within 15 steps and 0.001 diverged too, loss above 40 by step 30; 0.64 / fan-in
-trains, as 0.01 does at the tiny preset's 64 inputs). The embedding is a float32 table trained
+trains, as 0.01 does at the tiny preset's 64 inputs). The head's lr is --head-lr times that,
+by default 64 / d_model, so that it shrinks with width once more, as muP's output layer does: its
+32,000 rows see nearly the same input direction early on, so their flips come together and move
+every token's logits at once; at the projections' lr they make the loss of the wide presets jump
+far above its start, while the tiny preset learns best at 1 (docs/MEMORY.md, "where the
+excursions come from"). The embedding is a float32 table trained
 by a stateless sign rule (w[token] -= lr * sign(grad) for the tokens of the batch, from a sparse
 gradient): 4 B per weight and no optimizer state. A ternary embedding would be a TernaryLinear
 over one-hot rows, a [tokens, 32000] x [32000, d] product per step for what is a row lookup; the
@@ -95,6 +100,7 @@ from llama_memory import PRESETS  # noqa: E402
 
 BYTE_TOKEN_OFFSET = 3  # LLaMA's <0x00> is token 3 (after <unk>, <s>, </s>)
 OOM_EXIT_STATUS = 3
+HEAD_LR_WIDTH = 64  # the width at which the head's lr is the projections' (the tiny preset's)
 OutOfMemory = getattr(torch.cuda, "OutOfMemoryError", MemoryError)  # torch >= 1.13
 
 
@@ -124,6 +130,9 @@ def parse_args(argv=None):
     p.add_argument("--lr", type=float, default=0.64,
                    help="the TernaryLinear layers' lr times their fan-in: a layer of n inputs "
                         "gets lr / n (0.01 at 64 inputs, 1.6e-4 at 4096)")
+    p.add_argument("--head-lr", type=float, default=None,
+                   help="the ternary head's lr as a multiple of the projections' (--lr / fan-in); "
+                        "default 64 / d_model (1 at the tiny preset, 1/32 at 1b)")
     p.add_argument("--lr-scale", type=float, default=0.02, help="the TernaryLinear lr_scale")
     p.add_argument("--C", type=int, default=8, help="the TernaryLinear counter depth")
     p.add_argument("--rms-beta", type=float, default=0.99, help="the TernaryLinear rms_beta")
@@ -155,6 +164,8 @@ def parse_args(argv=None):
         args.shape["layers"] = args.layers
     if args.context is None:
         args.context = args.shape["context"]
+    if args.head_lr is None:
+        args.head_lr = HEAD_LR_WIDTH / args.shape["d_model"]
     for name in ("steps", "batch", "context", "log_every"):
         if getattr(args, name) < 1:
             p.error(f"--{name.replace('_', '-')} must be >= 1")
@@ -616,7 +627,8 @@ def train(args):
             optimizer.set_lr(factor, args)
             moment = math.sqrt(1 - args.rms_beta ** (step + 1)) if args.rms_warmup else 1.0
             for layer in ternary_layers(model):
-                layer.lr = args.lr / layer.in_features * factor * moment
+                gain = args.head_lr if layer is model.head else 1.0
+                layer.lr = args.lr / layer.in_features * factor * moment * gain
             inputs, targets = window(train_tokens, starts[step], args.context)
             losses += train_step(model, optimizer, inputs.to(device), targets.to(device), args)
             since += 1
