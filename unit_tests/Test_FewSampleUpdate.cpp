@@ -20,16 +20,6 @@ struct FewShape {
   std::int64_t M, out, in;
 };
 
-UpdateParams few_sample_params(std::uint32_t seed) {
-  UpdateParams p;
-  p.C = 8;
-  p.lr = 0.05;
-  p.lr_scale = 2e-4;
-  p.rms_beta = 0.9;
-  p.seed = seed;
-  return p;
-}
-
 /// x in [-2, 2), grad_out in [-0.5, 0.5) with one NaN (a skipped row).
 void few_sample_inputs(const FewShape& s, SplitMix64& rng, std::vector<float>& x,
                        std::vector<float>& g) {
@@ -57,7 +47,7 @@ TEST(FewSampleUpdate, RowUpdateWithFloatSourceMatchesTheReference) {
     const HostState start = random_state(s.out, s.in, 8, rng);
     std::vector<float> x, g;
     few_sample_inputs(s, rng, x, g);
-    const UpdateParams params = few_sample_params(0xFEEDu + std::uint32_t(s.in));
+    const UpdateParams params = counter_moving_params(0xFEEDu + std::uint32_t(s.in));
     const HostState want = create_mirror_and_copy(Kokkos::DefaultHostExecutionSpace{}, start);
     const UpdateReport want_report =
         Reference::update_from_io(want, x.data(), g.data(), s.M, params);
@@ -98,7 +88,7 @@ TEST(FewSampleUpdate, UpdateFromIoMatchesTheReference) {
     const HostState start = random_state(s.out, s.in, 8, rng);
     std::vector<float> x, g;
     few_sample_inputs(s, rng, x, g);
-    const UpdateParams params = few_sample_params(0xACEu + std::uint32_t(s.out));
+    const UpdateParams params = counter_moving_params(0xACEu + std::uint32_t(s.out));
     const DeviceMatrix xd = to_device(x, s.M, s.in), gd = to_device(g, s.M, s.out);
     for (const Precision precision : {Precision::fp32, Precision::int8}) {
       SCOPED_TRACE(precision == Precision::int8 ? "int8" : "fp32");

@@ -246,6 +246,18 @@ inline std::vector<int> valid_team_sizes(std::int64_t in) {
   return sizes;
 }
 
+/// A step whose counters move within one call (C 8, lr 0.05, lr_scale 2e-4, rms_beta 0.9), for
+/// tests that compare updates bit for bit.
+inline UpdateParams counter_moving_params(std::uint32_t seed) {
+  UpdateParams p;
+  p.C = 8;
+  p.lr = 0.05;
+  p.lr_scale = 2e-4;
+  p.rms_beta = 0.9;
+  p.seed = seed;
+  return p;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Comparisons
 

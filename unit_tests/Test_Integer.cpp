@@ -134,16 +134,6 @@ TEST(Integer, ForwardIsCloseToFp32) {
   }
 }
 
-UpdateParams int8_params(std::uint32_t seed) {
-  UpdateParams p;
-  p.C = 8;
-  p.lr = 0.05;
-  p.lr_scale = 2e-4;
-  p.rms_beta = 0.9;
-  p.seed = seed;
-  return p;
-}
-
 TEST(Integer, UpdateFromIOMatchesTheReferenceInEverySplit) {
   SplitMix64 rng(7);
   for (const Shape& sh : shapes()) {
@@ -152,7 +142,7 @@ TEST(Integer, UpdateFromIOMatchesTheReferenceInEverySplit) {
     const HostState start = random_state(sh.out, sh.in, 8, rng);
     const std::vector<float> x = random_values(sh.M * sh.in, rng);
     const std::vector<float> g = random_values(sh.M * sh.out, rng, -0.5f, 0.5f);
-    UpdateParams params = int8_params(0xC0FFEEu + std::uint32_t(sh.out));
+    UpdateParams params = counter_moving_params(0xC0FFEEu + std::uint32_t(sh.out));
     const HostState want = create_mirror_and_copy(Kokkos::DefaultHostExecutionSpace{}, start);
     const UpdateReport want_report =
         Reference::Int8::update_from_io(want, x.data(), g.data(), sh.M, params);
@@ -215,7 +205,7 @@ TEST(Integer, ExtremeSumsAreExact) {
   const std::uint32_t seed = 77u;
   const std::vector<float> want_y = Reference::Int8::forward(start, x.data(), M);
   const std::vector<float> want_gx = Reference::Int8::backward_input(start, g.data(), M, seed);
-  const UpdateParams params = int8_params(5);
+  const UpdateParams params = counter_moving_params(5);
   const HostState want = create_mirror_and_copy(Kokkos::DefaultHostExecutionSpace{}, start);
   Reference::Int8::update_from_io(want, x.data(), g.data(), M, params);
   for_each_engine([&] {
@@ -243,7 +233,7 @@ TEST(Integer, NonFiniteAndZeroInputs) {
   }
   g[3 * out + 5] = std::numeric_limits<float>::infinity();   // row 5 skipped
   g[1 * out + 7] = std::numeric_limits<float>::quiet_NaN();  // row 7 skipped
-  const UpdateParams params = int8_params(99);
+  const UpdateParams params = counter_moving_params(99);
   const HostState want = create_mirror_and_copy(Kokkos::DefaultHostExecutionSpace{}, start);
   const UpdateReport report = Reference::Int8::update_from_io(want, x.data(), g.data(), M, params);
   EXPECT_EQ(report.skipped_rows, 2);
@@ -281,14 +271,15 @@ TEST(Integer, BoundsAreCheckedBeforeAnyWork) {
   const DeviceState state = to_device(start);
   const DeviceMatrix x("x", M, in), g("g", M, out);
   try {
-    update_from_io(ExecSpace{}, state, x, g, int8_params(1), Precision::int8);
+    update_from_io(ExecSpace{}, state, x, g, counter_moving_params(1), Precision::int8);
     FAIL() << "an int8 update of 133145 samples must throw";
   } catch (const std::invalid_argument& e) {
     EXPECT_NE(std::string(e.what()).find("133144"), std::string::npos) << e.what();
   }
   EXPECT_TRUE(same_state(to_host(state), start));
-  EXPECT_THROW(update_from_io(ExecSpace{}, state, x, g, int8_params(1), static_cast<Precision>(7)),
-               std::invalid_argument);
+  EXPECT_THROW(
+      update_from_io(ExecSpace{}, state, x, g, counter_moving_params(1), static_cast<Precision>(7)),
+      std::invalid_argument);
   EXPECT_TRUE(same_state(to_host(state), start));
 }
 
