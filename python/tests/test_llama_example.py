@@ -168,6 +168,21 @@ def chunked_int8_layer():
     return xa.grad, xb.grad, whole, parts
 
 
+def test_head_lr_is_a_multiple_of_the_projections():
+    """--head-lr scales the head's lr only; its default is 64 / d_model (1 at the tiny preset)."""
+    llama_pretrain = example()
+    assert llama_pretrain.parse_args(["--preset", "tiny"]).head_lr == 1.0
+    assert llama_pretrain.parse_args(["--preset", "1b"]).head_lr == 64 / 2048
+    assert llama_pretrain.parse_args(["--preset", "7b", "--head-lr", "0.5"]).head_lr == 0.5
+    args = llama_pretrain.parse_args([*TINY, "--batch", "2", "--context", "16", "--steps", "1",
+                                      "--log-every", "1", "--head-lr", "0.25", "--warmup", "1"])
+    model, _ = llama_pretrain.train(args)
+    # The tiny preset's head and q projection both have 64 inputs: the same lr but the factor.
+    assert model.head.in_features == model.blocks[0].q.in_features == 64
+    assert model.blocks[0].q.lr == args.lr / 64
+    assert model.head.lr == args.lr / 64 * 0.25
+
+
 def test_int8_layer_in_chunks_updates_as_one_call():
     import torch
     whole_grad, parts_grad, whole, parts = chunked_int8_layer()
