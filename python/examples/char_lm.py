@@ -29,7 +29,9 @@ evaluation's time excluded), bytes of training state of the linear layers (Terna
 scale, v and step count; nn.Linear: weight, gradient and AdamW's two moments) in all and per
 weight, the peak GPU memory torch allocated, and the GPU memory in use as the driver counts it
 (torch's cache, the contexts and the library's own allocations, read at each line; the final:
-line gives the largest reading). --curve FILE.json keeps them; --plot FILE.png
+line gives the largest reading). The final: line also gives the best validation loss and its
+step, and the excursion: the largest rise of the validation loss above its running minimum after
+the warmup (0 for a loss that never rose). --curve FILE.json keeps them; --plot FILE.png
 A.json B.json ... draws the validation curves of such runs against steps and against seconds.
 
     PYTHONPATH=build/cuda/python python3 python/examples/char_lm.py --precision int8 --curve int8.json
@@ -570,7 +572,7 @@ def train(args):
             since = 0
             synchronize(device)
             started = time.perf_counter()
-    final = summary(label, points, tokens)
+    final = summary(label, points, tokens, args.warmup)
     say("final: " + " ".join(f"{k}={v}" for k, v in final.items()), flush=True)
     if team is None or team.rank == 0:
         write_curve(args, label, device, points, final)
@@ -579,9 +581,23 @@ def train(args):
     return final
 
 
-def summary(label, points, tokens_per_step):
+def excursion(points, warmup):
+    """The largest rise of the validation loss above its running minimum after the warmup
+    (nats): how far a run fell back (0 for a loss that never rose)."""
+    lowest, worst = math.inf, 0.0
+    for p in points:
+        lowest = min(lowest, p["val_loss"])
+        if p["step"] > warmup:
+            worst = max(worst, p["val_loss"] - lowest)
+    return round(worst, 4)
+
+
+def summary(label, points, tokens_per_step, warmup=0):
     last = points[-1]
+    best = min(points, key=lambda p: p["val_loss"])
     return dict(label=label, steps=last["step"], val_loss=last["val_loss"],
+                best_val_loss=best["val_loss"], best_step=best["step"],
+                excursion=excursion(points, warmup),
                 tokens_per_s=round(last["step"] * tokens_per_step / last["seconds"]),
                 seconds=round(last["seconds"], 2), state_bytes=last["state_bytes"],
                 state_bytes_per_weight=last["state_bytes_per_weight"],
@@ -595,7 +611,7 @@ def write_curve(args, label, device, points, final):
     record = dict(label=label, device=(torch.cuda.get_device_name(device)
                                        if device.type == "cuda" else "cpu"),
                   torch=torch.__version__, argv=sys.argv[1:], points=points,
-                  final=final or summary(label, points, args.batch * args.context))
+                  final=final or summary(label, points, args.batch * args.context, args.warmup))
     with open(args.curve, "w") as f:
         json.dump(record, f, indent=1)
 

@@ -85,6 +85,15 @@ def test_baseline_and_plot(tmp_path):
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+def test_excursion_is_the_largest_rise_above_the_running_minimum_after_the_warmup():
+    char_lm = load_example()
+    points = [dict(step=s, val_loss=v) for s, v in
+              ((100, 3.0), (200, 2.0), (300, 2.5), (400, 1.5), (500, 1.8), (600, 1.4))]
+    assert char_lm.excursion(points, warmup=0) == 0.5  # 2.5 at step 300 over 2.0
+    assert char_lm.excursion(points, warmup=300) == 0.3  # 1.8 at step 500 over 1.5
+    assert char_lm.excursion(points[:2], warmup=0) == 0.0  # a falling loss
+
+
 def test_both_models_have_the_same_layers_and_batches():
     import torch
     from ternarycounter.torch import TernaryLinear
