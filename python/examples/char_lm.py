@@ -74,6 +74,7 @@ from torch import nn  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import curves  # noqa: E402
+import update_options  # noqa: E402
 
 BIBLE_COMMAND = ["bible", "-f", "Gen1:1-Rev22:21"]
 REPOSITORY = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
@@ -117,12 +118,7 @@ def parse_args(argv=None):
                    help="gradient norm clip of the AdamW parameters (0: none)")
     p.add_argument("--lr", type=float, default=0.003, help="the TernaryLinear layers' lr")
     p.add_argument("--lr-scale", type=float, default=0.02, help="the TernaryLinear layers' lr_scale")
-    p.add_argument("--rms-beta", type=float, default=0.99)
-    p.add_argument("--rms-eps", type=float, default=1e-3, help="the TernaryLinear layers' rms_eps")
-    p.add_argument("--clip", type=float, default=0.0, help="the TernaryLinear layers' clip")
-    p.add_argument("--rms-warmup", action="store_true",
-                   help="scale the TernaryLinear lr by sqrt(1 - rms_beta^(step+1)), the RMS "
-                        "moment's bias correction (v starts at 0)")
+    update_options.add_update_options(p)
     p.add_argument("--C", type=int, default=8, help="the TernaryLinear layers' counter depth")
     p.add_argument("--init-gain", type=float, default=1.0,
                    help="TernaryLinear init scale as a multiple of 1/sqrt(2 in / 3)")
@@ -314,8 +310,7 @@ def build_model(args, vocab, device):
             made.append(number)
             gain = args.init_gain * (residual_gain if residual else 1.0)
             return ternary(n_in, n_out, C=args.C, lr=args.lr, lr_scale=args.lr_scale,
-                           rms_beta=args.rms_beta, rms_eps=args.rms_eps, clip=args.clip,
-                           precision=args.precision,
+                           precision=args.precision, **update_options.update_settings(args),
                            seed=args.seed * 1000 + number, init_seed=args.seed * 1000 + number,
                            init_scale=gain / math.sqrt(2.0 * n_in / 3.0))
 
@@ -356,7 +351,7 @@ def set_learning_rates(model, optimizer, step, args):
     factor = lr_factor(step, args)
     for group in optimizer.param_groups:
         group["lr"] = args.adam_lr * factor
-    moment = math.sqrt(1 - args.rms_beta ** (step + 1)) if args.rms_warmup else 1.0
+    moment = update_options.moment_factor(args, step)
     for layer in ternary_layers(model):
         layer.lr = args.lr * factor * moment
 

@@ -96,6 +96,7 @@ from torch import nn  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import curves  # noqa: E402
+import update_options  # noqa: E402
 from llama_memory import PRESETS  # noqa: E402
 
 BYTE_TOKEN_OFFSET = 3  # LLaMA's <0x00> is token 3 (after <unk>, <s>, </s>)
@@ -135,12 +136,7 @@ def parse_args(argv=None):
                         "default 64 / d_model (1 at the tiny preset, 1/32 at 1b)")
     p.add_argument("--lr-scale", type=float, default=0.02, help="the TernaryLinear lr_scale")
     p.add_argument("--C", type=int, default=8, help="the TernaryLinear counter depth")
-    p.add_argument("--rms-beta", type=float, default=0.99, help="the TernaryLinear rms_beta")
-    p.add_argument("--rms-eps", type=float, default=1e-3, help="the TernaryLinear rms_eps")
-    p.add_argument("--clip", type=float, default=0.0, help="the TernaryLinear clip")
-    p.add_argument("--rms-warmup", action="store_true",
-                   help="scale the TernaryLinear lr by sqrt(1 - rms_beta^(step+1)), the RMS "
-                        "moment's bias correction (v starts at 0)")
+    update_options.add_update_options(p)
     p.add_argument("--sign-lr", type=float, default=3e-3,
                    help="the embedding's and norm gains' sign-rule step (ternary model)")
     p.add_argument("--adam-lr", type=float, default=3e-4, help="the baselines' AdamW lr")
@@ -400,8 +396,8 @@ def build_model(args, device, progress=None):
             number = args.seed * 10000 + len(made)
             gain = residual_gain if residual else 1.0
             return TernaryLinear(n_in, n_out, C=args.C, lr=args.lr / n_in, lr_scale=args.lr_scale,
-                                 rms_beta=args.rms_beta, rms_eps=args.rms_eps, clip=args.clip,
                                  precision="int8", seed=number, init_seed=number,
+                                 **update_options.update_settings(args),
                                  init_scale=gain / math.sqrt(2.0 * n_in / 3.0), device=device)
 
     def norm(d):
@@ -625,7 +621,7 @@ def train(args):
             phase = f"step {step + 1}"
             factor = lr_factor(step, args)
             optimizer.set_lr(factor, args)
-            moment = math.sqrt(1 - args.rms_beta ** (step + 1)) if args.rms_warmup else 1.0
+            moment = update_options.moment_factor(args, step)
             for layer in ternary_layers(model):
                 gain = args.head_lr if layer is model.head else 1.0
                 layer.lr = args.lr / layer.in_features * factor * moment * gain

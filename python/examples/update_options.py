@@ -1,0 +1,25 @@
+"""The TernaryLinear update settings that char_lm.py and llama_pretrain.py both take on their
+command lines, and the RMS moment's bias correction as an lr factor (--rms-warmup)."""
+
+import math
+
+
+def add_update_options(parser):
+    """--rms-beta, --rms-eps, --clip and --rms-warmup (the other update settings differ in the
+    two examples: their lr is per layer in one and per fan-in in the other)."""
+    parser.add_argument("--rms-beta", type=float, default=0.99, help="the TernaryLinear rms_beta")
+    parser.add_argument("--rms-eps", type=float, default=1e-3, help="the TernaryLinear rms_eps")
+    parser.add_argument("--clip", type=float, default=0.0, help="the TernaryLinear clip")
+    parser.add_argument("--rms-warmup", action="store_true",
+                        help="scale the TernaryLinear lr by sqrt(1 - rms_beta^(step+1)), the RMS "
+                             "moment's bias correction (v starts at 0)")
+
+
+def update_settings(args):
+    """The TernaryLinear keyword arguments of those options."""
+    return dict(rms_beta=args.rms_beta, rms_eps=args.rms_eps, clip=args.clip)
+
+
+def moment_factor(args, step):
+    """The lr factor of (0-based) step: sqrt(1 - rms_beta^(step+1)) with --rms-warmup, else 1."""
+    return math.sqrt(1 - args.rms_beta ** (step + 1)) if args.rms_warmup else 1.0
