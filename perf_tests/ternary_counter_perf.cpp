@@ -2,16 +2,22 @@
 // ternary-counter-perf [--shape OUTxINxM]... [--shapes llm|inference|transformer]
 //                      [--workspace-mib N]
 //                      [--team-size N] [--precision fp32|int8] [--repeat N] [--json FILE]
+//                      [--kernels [--peak-tops N]]
 // Times, per shape and in one run: update_from_io (the strict path, with a caller-owned
 // workspace), the vendor path (vendor SGEMM forming grad_w, then our dense update) and the dense
 // update alone; the layer's forward and backward_input; a whole ternary layer step (forward +
 // backward_input + update_from_io) against a dense FP32 layer step (three vendor SGEMMs + the
 // dense update); and the device copy bandwidth that the dense update is judged against.
 // --precision int8 runs the layer's calls on the integer path (SPEC §6) and adds the vendor's
-// int8 GEMM as a peer.
+// int8 GEMM as a peer. --kernels then breaks one layer step into its kernels (Kokkos Tools
+// callbacks, PerfKernelReport.hpp): each kernel's time, launches, modelled bytes
+// (PerfKernelBytes.hpp), GB/s and share of the copy bandwidth, and the step's launch count and
+// bytes per activation element.
 // Absolute times on a shared machine mean little, so every ratio comes from the same run.
 #include "PerfInputs.hpp"
 #include "PerfJson.hpp"
+#include "PerfKernelBytes.hpp"
+#include "PerfKernelReport.hpp"
 #include "PerfRevision.hpp"
 #include "PerfTiming.hpp"
 #include "VendorBf16Layer.hpp"
@@ -24,6 +30,7 @@
 #include "engines/TernaryCounter_HostIsa.hpp"
 
 #include <charconv>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -43,7 +50,7 @@ const char* const usage =
     "usage: ternary-counter-perf [--shape OUTxINxM]... [--shapes llm|inference|transformer]\n"
     "                            [--workspace-mib N]\n"
     "                            [--team-size N] [--precision fp32|int8] [--repeat N]\n"
-    "                            [--json FILE] [--help]\n"
+    "                            [--json FILE] [--kernels [--peak-tops N]] [--help]\n"
     "  --shape OUTxINxM  a layer of OUT x IN weights updated from M samples (repeatable;\n"
     "                    IN a multiple of 4). Default: 1024x1024x8192 2048x2048x4096\n"
     "                    4096x4096x4096 4096x4096x16384 11008x4096x4096 4096x11008x4096\n"
@@ -67,6 +74,14 @@ const char* const usage =
     "                    forward, backward_input and update_from_io\n"
     "  --repeat N        timed repeats per measurement, N >= 5 (default 7); the median counts\n"
     "  --json FILE       also write the results as JSON to FILE\n"
+    "  --kernels         per shape, also one layer step kernel by kernel: each kernel's time\n"
+    "                    (fenced, median of the repeats), launches, modelled bytes, GB/s and\n"
+    "                    share of the copy bandwidth; the time of the library's calls outside\n"
+    "                    its kernels (vendor calls, checks, allocations); the step's launches\n"
+    "                    and bytes per activation element M*(in+out)\n"
+    "  --peak-tops N     with --kernels: the device's peak tera-ops/s for the precision's\n"
+    "                    GEMMs (int8 TOPS or FP32 TFLOP/s), for their share of it (default:\n"
+    "                    none shown)\n"
     "  --kokkos-...      Kokkos options (e.g. --kokkos-num-threads=2) pass through to Kokkos\n";
 
 constexpr bool on_gpu = !Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemSpace>::accessible;
@@ -94,6 +109,8 @@ struct Options {
   int team_size = 0;               ///< UpdateParams::team_size
   Precision precision = Precision::fp32;
   std::string json;
+  bool kernels = false;    ///< --kernels: one layer step broken into its kernels
+  double peak_tops = 0.0;  ///< --peak-tops: the GEMMs' peak, tera-ops/s (0: unknown)
   bool help = false;
 };
 
@@ -141,12 +158,16 @@ Options parse_options(int argc, char** argv) {
       options.help = true;
       continue;
     }
+    if (arg == "--kernels") {
+      options.kernels = true;
+      continue;
+    }
     if (const auto eq = arg.find('='); eq != std::string::npos && arg.rfind("--", 0) == 0) {
       value = arg.substr(eq + 1);
       arg = arg.substr(0, eq);
     } else if (arg == "--shape" || arg == "--shapes" || arg == "--workspace-mib" ||
                arg == "--team-size" || arg == "--repeat" || arg == "--json" ||
-               arg == "--precision") {
+               arg == "--precision" || arg == "--peak-tops") {
       if (k + 1 >= argc) throw UsageError(arg + " needs a value (see --help)");
       value = argv[++k];
     }
@@ -191,12 +212,23 @@ Options parse_options(int argc, char** argv) {
       } else {
         throw UsageError("--precision must be fp32 or int8, got '" + value + "'");
       }
+    } else if (arg == "--peak-tops") {
+      char* end = nullptr;
+      const double tops = std::strtod(value.c_str(), &end);
+      if (value.empty() || end != value.c_str() + value.size() || !(tops > 0.0) ||
+          !std::isfinite(tops)) {
+        throw UsageError("--peak-tops must be a positive number, got '" + value + "'");
+      }
+      options.peak_tops = tops;
     } else if (arg == "--json") {
       if (value.empty()) throw UsageError("--json needs a file name");
       options.json = value;
     } else {
       throw UsageError("unknown argument '" + std::string(argv[k]) + "' (see --help)");
     }
+  }
+  if (options.peak_tops > 0 && !options.kernels) {
+    throw UsageError("--peak-tops is a figure of the --kernels report: give --kernels too");
   }
   if (options.shapes.empty()) {
     if (on_gpu) {
@@ -266,6 +298,7 @@ struct ShapeResult {
   int team_size = 0;  ///< UpdateParams::team_size of the run (0: the backend's choice)
   std::int64_t code_mismatches = 0;
   std::int64_t skipped_rows = 0;
+  KernelBreakdown kernels;  ///< --kernels: one layer step, kernel by kernel
 
   double flops() const { return 2.0 * double(shape.out) * double(shape.in) * double(shape.m); }
   double tflops(const Samples& s) const { return flops() / (s.median() * 1e-3) / 1e12; }
@@ -442,6 +475,16 @@ ShapeResult run_shape(const ExecSpace& space, const VendorGemm& vendor, const Sh
   vendor.grad_w(x, grad_out, grad_w);
   update(space, state, grad_w, params);
   r.code_mismatches = count_code_mismatches(space, from_io_state.codes, state.codes);
+
+  if (options.kernels) {
+    // The layer step again, each kernel fenced and timed on its own (PerfKernelReport.hpp).
+    r.kernels = record_kernels(repeats, restore, [&] {
+      forward(space, state, x, y, product);
+      backward_input(space, state, grad_out, grad_x, product);
+      update_from_io(space, state, x, grad_out, params, workspace, skipped, options.precision);
+    });
+    add_skipped();
+  }
   return r;
 }
 
@@ -506,7 +549,179 @@ void print_table(const std::vector<ShapeResult>& results, const CopyBandwidth& c
       results.empty() ? "fp32" : precision_name(results.front().precision));
 }
 
-std::string record_json(const ShapeResult& r, const CopyBandwidth& copy) {
+/// One row of the kernel report with what the byte model and the run's copy bandwidth make of
+/// it; NaN where unknown.
+struct KernelFigures {
+  const KernelRow* row = nullptr;
+  double ms = 0;
+  std::int64_t launches = 0;
+  double bytes = NAN, gbps = NAN, fraction_of_copy = NAN, ops = NAN, tops = NAN,
+         peak_fraction = NAN;
+};
+
+/// The step's rows and totals as the report prints and records them.
+struct KernelSummary {
+  std::vector<KernelFigures> rows;
+  double step_ms = 0;      ///< the recorded step (callbacks and fences included), median
+  double rows_sum_ms = 0;  ///< the sum of the rows' medians
+  double kernels_ms = 0;   ///< of which Kokkos kernels, copies and vendor calls
+  std::int64_t kokkos_launches = 0, vendor_calls = 0, copies = 0, fences = 0;
+  double model_bytes = 0;       ///< over the rows the model knows
+  std::int64_t unmodelled = 0;  ///< kernel, copy and vendor rows the model does not know
+  double activation_elements = 0;
+  double bytes_per_activation_element() const { return model_bytes / activation_elements; }
+};
+
+KernelSummary summarize_kernels(const ShapeResult& r, const CopyBandwidth& copy,
+                                const Options& options) {
+  KernelSummary s;
+  LayerShape layer;
+  layer.out = r.shape.out;
+  layer.in = r.shape.in;
+  layer.m = r.shape.m;
+  layer.precision = r.precision;
+  layer.host = !on_gpu;
+  layer.row_update_source = row_update_source(r.kernels.rows, r.precision);
+  s.step_ms = r.kernels.body_ms.median();
+  for (const KernelRow& row : r.kernels.rows) {
+    KernelFigures f;
+    f.row = &row;
+    f.ms = row.ms.median();
+    f.launches = row.median_launches();
+    s.rows_sum_ms += f.ms;
+    const bool work = row.kind == KernelRowKind::kernel || row.kind == KernelRowKind::copy ||
+                      row.kind == KernelRowKind::vendor;
+    if (work) {
+      s.kernels_ms += f.ms;
+      const std::optional<KernelCost> cost = kernel_cost(row, layer, f.launches);
+      if (cost) {
+        f.bytes = cost->bytes;
+        s.model_bytes += cost->bytes;
+        f.gbps = cost->bytes / (f.ms * 1e-3) / 1e9;
+        f.fraction_of_copy = f.gbps / copy.gbps();
+        if (cost->ops > 0) {
+          f.ops = cost->ops;
+          f.tops = cost->ops / (f.ms * 1e-3) / 1e12;
+          if (options.peak_tops > 0) f.peak_fraction = f.tops / options.peak_tops;
+        }
+      } else {
+        ++s.unmodelled;
+      }
+    }
+    s.rows.push_back(f);
+  }
+  s.kokkos_launches = r.kernels.launches(KernelRowKind::kernel);
+  s.vendor_calls = r.kernels.launches(KernelRowKind::vendor);
+  s.copies = r.kernels.launches(KernelRowKind::copy);
+  for (const auto& [name, n] : r.kernels.fences) s.fences += n;
+  s.activation_elements = double(r.shape.m) * double(r.shape.in + r.shape.out);
+  return s;
+}
+
+/// "-" for an unknown figure.
+std::string figure(const char* fmt, double value) {
+  return std::isfinite(value) ? format(fmt, value) : "-";
+}
+
+void print_kernel_report(const ShapeResult& r, const CopyBandwidth& copy, const Options& options) {
+  const KernelSummary s = summarize_kernels(r, copy, options);
+  std::printf(
+      "\nkernels of one layer step, %s, %s (forward + backward_input + update_from_io; median of "
+      "%d repeats, a fence and a timestamp at each kernel's, copy's and region's begin and end):\n",
+      shape_name(r.shape).c_str(), precision_name(r.precision), options.repeat);
+  std::printf("%9s %6s %8s %10s %8s %6s %7s %6s  %s\n", "ms", "%step", "launches", "model MB",
+              "GB/s", "%copy", r.precision == Precision::int8 ? "TOPS" : "TFLOP/s", "%peak", "row");
+  for (const KernelFigures& f : s.rows) {
+    const KernelRow& row = *f.row;
+    std::string what = row.name;
+    if (row.kind == KernelRowKind::other) what = "vendor / other (inside " + row.region + ")";
+    if (row.kind == KernelRowKind::vendor)
+      what = "vendor call " + row.name + " (inside " + row.region + ")";
+    const bool counted = row.kind != KernelRowKind::other && row.kind != KernelRowKind::outside;
+    std::printf("%9.4f %5.1f%% %8s %10s %8s %6s %7s %6s  %s\n", f.ms, 100.0 * f.ms / s.step_ms,
+                counted ? std::to_string(f.launches).c_str() : "-",
+                figure("%.3f", f.bytes / 1e6).c_str(), figure("%.1f", f.gbps).c_str(),
+                figure("%.1f%%", 100.0 * f.fraction_of_copy).c_str(),
+                figure("%.3f", f.tops).c_str(), figure("%.1f%%", 100.0 * f.peak_fraction).c_str(),
+                what.c_str());
+  }
+  std::printf(
+      "%9.4f %5.1f%%  the rows' sum; the recorded step %.4f ms, %.4f ms without the callbacks "
+      "(layer step above); kernels, copies and vendor calls %.4f ms\n",
+      s.rows_sum_ms, 100.0 * s.rows_sum_ms / s.step_ms, s.step_ms, r.layer_step.median(),
+      s.kernels_ms);
+  std::string fence_names;
+  for (const auto& [name, n] : r.kernels.fences) {
+    fence_names += (fence_names.empty() ? "" : ", ") + name + " x" + std::to_string(n);
+  }
+  std::printf(
+      "launches per layer step: %lld = %lld Kokkos kernels + %lld vendor calls (regions "
+      "TernaryCounter::vendor_int8_gemm) + %lld deep copies; fences the step asks for: "
+      "%lld%s%s%s\n",
+      (long long)(s.kokkos_launches + s.vendor_calls + s.copies), (long long)s.kokkos_launches,
+      (long long)s.vendor_calls, (long long)s.copies, (long long)s.fences,
+      fence_names.empty() ? "" : " (", fence_names.c_str(), fence_names.empty() ? "" : ")");
+  std::printf(
+      "modelled bytes per layer step: %.3f MB%s over M*(in+out) = %.0f activation elements: %.2f "
+      "bytes per activation element (model: PerfKernelBytes.hpp; GB/s = modelled bytes / time, "
+      "%%copy of the %.1f GB/s deep_copy%s)\n",
+      s.model_bytes / 1e6,
+      s.unmodelled ? (" (" + std::to_string(s.unmodelled) + " rows unmodelled, left out)").c_str()
+                   : "",
+      s.activation_elements, s.bytes_per_activation_element(), copy.gbps(),
+      options.peak_tops > 0
+          ? (", %peak of --peak-tops " + format("%g", options.peak_tops) + " tera-ops/s").c_str()
+          : "; no --peak-tops, no %peak");
+  std::fflush(stdout);
+}
+
+/// The kernel report of one shape as a JSON object (null figures where unknown).
+std::string kernel_report_json(const ShapeResult& r, const CopyBandwidth& copy,
+                               const Options& options) {
+  const KernelSummary s = summarize_kernels(r, copy, options);
+  std::string rows = "[";
+  for (std::size_t k = 0; k < s.rows.size(); ++k) {
+    const KernelFigures& f = s.rows[k];
+    JsonObject o;
+    o.str("kind", kernel_row_kind_name(f.row->kind))
+        .str("name", f.row->name)
+        .str("region", f.row->region)
+        .integer("launches", f.launches)
+        .num("ms", f.ms)
+        .num("model_bytes", f.bytes)
+        .num("gbps", f.gbps)
+        .num("fraction_of_copy", f.fraction_of_copy)
+        .num("ops", f.ops)
+        .num("tops", f.tops)
+        .num("fraction_of_peak", f.peak_fraction)
+        .raw("ms_samples", json_numbers(f.row->ms.ms));
+    rows += (k ? ",\n        " : "\n        ") + o.text("        ");
+  }
+  rows += "\n      ]";
+  JsonObject fences;
+  for (const auto& [name, n] : r.kernels.fences) fences.integer(name, n);
+  JsonObject o;
+  o.num("step_ms", s.step_ms)
+      .raw("step_ms_samples", json_numbers(r.kernels.body_ms.ms))
+      .num("rows_sum_ms", s.rows_sum_ms)
+      .num("kernels_ms", s.kernels_ms)
+      .num("uninstrumented_step_ms", r.layer_step.median())
+      .integer("launches", s.kokkos_launches + s.vendor_calls + s.copies)
+      .integer("kokkos_launches", s.kokkos_launches)
+      .integer("vendor_calls", s.vendor_calls)
+      .integer("deep_copies", s.copies)
+      .integer("fences", s.fences)
+      .raw("fences_by_name", fences.text("      "))
+      .num("model_bytes", s.model_bytes)
+      .integer("unmodelled_rows", s.unmodelled)
+      .num("activation_elements", s.activation_elements)
+      .num("bytes_per_activation_element", s.bytes_per_activation_element())
+      .num("peak_tops", options.peak_tops > 0 ? options.peak_tops : NAN)
+      .raw("rows", rows);
+  return o.text("      ");
+}
+
+std::string record_json(const ShapeResult& r, const CopyBandwidth& copy, const Options& options) {
   const double weights = double(r.shape.out) * double(r.shape.in);
   JsonObject o;
   o.integer("out", r.shape.out)
@@ -567,6 +782,7 @@ std::string record_json(const ShapeResult& r, const CopyBandwidth& copy) {
       .raw("vendor_int8_gemm_ms_samples", json_numbers(r.vendor_int8_gemm.ms))
       .raw("vendor_bf16_layer_step_ms_samples", json_numbers(r.vendor_bf16_layer_step.ms))
       .raw("bf16_io_layer_step_ms_samples", json_numbers(r.bf16_io_layer_step.ms));
+  if (options.kernels) o.raw("kernel_report", kernel_report_json(r, copy, options));
   return o.text("    ");
 }
 
@@ -612,6 +828,11 @@ int run(const Options& options, std::ofstream& json) {
       "the state is restored before each repeat, outside the timed region\n",
       options.repeat);
 
+  if (options.kernels && !kernel_report_available()) {
+    throw std::runtime_error(
+        "--kernels installs Kokkos Tools callbacks of its own: run it without a tool library "
+        "(--kokkos-tools-libs, KOKKOS_TOOLS_LIBS)");
+  }
   const CopyBandwidth copy = measure_copy(space, options.repeat);
   std::printf("copy bandwidth: deep_copy of %lld MiB, %.3f ms -> %.1f GB/s (read + write)\n",
               (long long)(copy.bytes >> 20), copy.samples.median(), copy.gbps());
@@ -630,13 +851,14 @@ int run(const Options& options, std::ofstream& json) {
         (long long)(shape.out * shape.in), (long long)r.skipped_rows, r.forward.median(),
         r.backward_input.median(), r.layer_step.median(), r.vendor_layer_step.median());
     std::fflush(stdout);
+    if (options.kernels) print_kernel_report(r, copy, options);
   }
   print_table(results, copy);
 
   if (json.is_open()) {
     std::string records = "[";
     for (std::size_t k = 0; k < results.size(); ++k) {
-      records += (k ? ",\n    " : "\n    ") + record_json(results[k], copy);
+      records += (k ? ",\n    " : "\n    ") + record_json(results[k], copy, options);
     }
     records += "\n  ]";
     JsonObject top;
@@ -659,6 +881,13 @@ int run(const Options& options, std::ofstream& json) {
         .integer("copy_bytes", copy.bytes)
         .num("copy_ms", copy.samples.median())
         .num("copy_gbps", copy.gbps())
+        .str("kernel_report",
+             options.kernels
+                 ? "per record: one layer step (forward + backward_input + update_from_io) "
+                   "recorded by Kokkos Tools callbacks, a fence and a timestamp at each kernel's, "
+                   "deep copy's and region's begin and end; each row's exclusive time per repeat "
+                   "and its median; model_bytes from PerfKernelBytes.hpp"
+                 : "")
         .str("kokkos_configuration", configuration.str())
         .raw("records", records);
     json << top.text() << "\n";
