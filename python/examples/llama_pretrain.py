@@ -24,8 +24,11 @@ by default 64 / d_model, so that it shrinks with width once more, as muP's outpu
 32,000 rows see nearly the same input direction early on, so their flips come together and move
 every token's logits at once; at the projections' lr they make the loss of the wide presets jump
 far above its start, while the tiny preset learns best at 1 (docs/MEMORY.md, "where the
-excursions come from"). The embedding is a float32 table trained
-by a stateless sign rule (w[token] -= lr * sign(grad) for the tokens of the batch, from a sparse
+excursions come from"). The head's lr_scale is --lr-scale times the same factor: the row scale's
+step is SGD on the raw gradient (SPEC §3), whose curvature grows with the head's width once its
+rows line up with their inputs: at the 70b preset with the full lr_scale some of the head's
+scales fall to their floor (1e-5) within 6 steps and the loss jumps to 35-86 nats. The
+embedding is a float32 table trained by a stateless sign rule (w[token] -= lr * sign(grad) for the tokens of the batch, from a sparse
 gradient): 4 B per weight and no optimizer state. A ternary embedding would be a TernaryLinear
 over one-hot rows, a [tokens, 32000] x [32000, d] product per step for what is a row lookup; the
 lookup costs nothing and the table is 0.5 GB at 7b. The RMSNorm gains take the same sign rule
@@ -132,8 +135,9 @@ def parse_args(argv=None):
                    help="the TernaryLinear layers' lr times their fan-in: a layer of n inputs "
                         "gets lr / n (0.01 at 64 inputs, 1.6e-4 at 4096)")
     p.add_argument("--head-lr", type=float, default=None,
-                   help="the ternary head's lr as a multiple of the projections' (--lr / fan-in); "
-                        "default 64 / d_model (1 at the tiny preset, 1/32 at 1b)")
+                   help="the ternary head's lr and lr_scale as multiples of the projections' "
+                        "(--lr / fan-in, --lr-scale); default 64 / d_model (1 at the tiny preset, "
+                        "1/32 at 1b)")
     p.add_argument("--lr-scale", type=float, default=0.02, help="the TernaryLinear lr_scale")
     p.add_argument("--C", type=int, default=8, help="the TernaryLinear counter depth")
     update_options.add_update_options(p)
@@ -602,6 +606,8 @@ def train(args):
                 last_note[0] = now
 
         model = build_model(args, device, progress)
+        if not args.baseline:
+            model.head.lr_scale = args.lr_scale * args.head_lr
         if args.baseline:
             optimizer = AdamW(model, args, device)
         else:

@@ -169,7 +169,8 @@ def chunked_int8_layer():
 
 
 def test_head_lr_is_a_multiple_of_the_projections():
-    """--head-lr scales the head's lr only; its default is 64 / d_model (1 at the tiny preset)."""
+    """--head-lr scales the head's lr and lr_scale; its default is 64 / d_model (1 at the tiny
+    preset)."""
     llama_pretrain = example()
     assert llama_pretrain.parse_args(["--preset", "tiny"]).head_lr == 1.0
     assert llama_pretrain.parse_args(["--preset", "1b"]).head_lr == 64 / 2048
@@ -181,6 +182,8 @@ def test_head_lr_is_a_multiple_of_the_projections():
     assert model.head.in_features == model.blocks[0].q.in_features == 64
     assert model.blocks[0].q.lr == args.lr / 64
     assert model.head.lr == args.lr / 64 * 0.25
+    assert model.blocks[0].q.lr_scale == args.lr_scale
+    assert model.head.lr_scale == args.lr_scale * 0.25
 
 
 def test_int8_layer_in_chunks_updates_as_one_call():
