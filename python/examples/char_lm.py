@@ -21,7 +21,10 @@ On CUDA both models run under BF16 autocast (--amp): torch's layers compute in b
 TernaryLinear gets its input rounded to bfloat16 as nn.Linear does under autocast (the layer
 keeps that narrow copy for its update: half the memory of float32). loss.backward() applies the
 ternary layers' updates (no optimizer holds them); AdamW steps the torch parameters. A warmup
-then cosine schedule scales AdamW's lr and the ternary layers' lr alike.
+then cosine schedule scales AdamW's lr and the ternary layers' lr alike. The ternary layers'
+rms_eps is 1e-8 (--rms-eps), below their rows' gradient RMS, where the library's default floor
+of 1e-3 lies above most rows' RMS and turns their step into SGD (docs/PERFORMANCE.md, "The
+kernel corpus, and the RMS floor").
 
 Lines (every --eval-every steps, and a final: line): step, train loss (mean since the last
 line), validation loss (--eval-batches fixed windows), tokens/s of the training steps (the
@@ -118,7 +121,9 @@ def parse_args(argv=None):
                    help="gradient norm clip of the AdamW parameters (0: none)")
     p.add_argument("--lr", type=float, default=0.003, help="the TernaryLinear layers' lr")
     p.add_argument("--lr-scale", type=float, default=0.02, help="the TernaryLinear layers' lr_scale")
-    update_options.add_update_options(p)
+    # rms_eps below the rows' gradient RMS, so that every row takes the normalized step: better
+    # than the library's floor of 1e-3 on both corpora (docs/PERFORMANCE.md, "the RMS floor").
+    update_options.add_update_options(p, rms_eps=1e-8)
     p.add_argument("--C", type=int, default=8, help="the TernaryLinear layers' counter depth")
     p.add_argument("--init-gain", type=float, default=1.0,
                    help="TernaryLinear init scale as a multiple of 1/sqrt(2 in / 3)")
