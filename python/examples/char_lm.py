@@ -49,8 +49,11 @@ process): each process takes its block of each step's --batch windows, the Terna
 update collectively (ternarycounter.distributed: one process's bits for any process count) and
 DDP sums the torch parameters' gradients. The loss is normalized by the global batch and the
 printed losses are reduced over the gathered per-token losses in batch order, so the lines
-depend on the process count only through DDP's float all-reduce of the torch parameters'
-gradients (none with --adam-lr 0, which leaves them as initialized):
+depend on the process count through DDP's float all-reduce of the torch parameters' gradients
+(none with --adam-lr 0, which leaves them as initialized) and through torch's own products,
+whose last bits depend on how many rows each process holds (a CPU GEMM of 512 rows rounds
+otherwise than two of 256): the gradients reaching the ternary layers differ in their last bits,
+and at rms_eps 1e-8 that changes a few codes within tens of steps:
 
     torchrun --standalone --nproc_per_node 2 python/examples/char_lm.py --distributed --device cpu
 """

@@ -155,11 +155,16 @@ def loss_lines(output):
 @needs_bible
 def test_distributed_loss_lines_do_not_depend_on_the_process_count():
     """--adam-lr 0 leaves the torch parameters as initialized: the ternary layers train alone,
-    and their updates are one process's bits for any process count (unequal blocks with 3)."""
+    and their updates are one process's bits for any process count (unequal blocks with 3), for
+    the same inputs. The inputs are not quite the same: torch's CPU products round by the rows a
+    process holds, so the head's input gradient differs in its last bits between process counts
+    (test_distributed.py checks the layers on equal inputs). At rms_eps 1e-3, where these rows'
+    steps are lr * g / 1e-3 and small, no such difference changes a code in 40 steps and the
+    lines agree exactly; at char_lm.py's default of 1e-8 they drift in the fourth decimal."""
     torch = pytest.importorskip("torch")
     if not torch.distributed.is_available() or not torch.distributed.is_gloo_available():
         pytest.skip("torch.distributed without Gloo")
-    args = [*SMALL, "--steps", "40", "--eval-every", "20", "--adam-lr", "0"]
+    args = [*SMALL, "--steps", "40", "--eval-every", "20", "--adam-lr", "0", "--rms-eps", "1e-3"]
     lines = {count: loss_lines(run_processes(count, *args)) for count in (1, 2, 3)}
     assert len(lines[1]) == 2
     assert lines[2] == lines[1]
