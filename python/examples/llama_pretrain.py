@@ -412,8 +412,11 @@ def build_model(args, device, progress=None):
     nn.init.normal_(embedding.weight, 0.0, 1.0 if not args.baseline else 0.02)
     residual_dtype = torch.bfloat16 if (args.baseline == "adamw-bf16" or args.amp_on) \
         else torch.float32
-    return Llama(shape, args.context, linear, norm, embedding, residual_dtype, args.checkpoint,
-                 args.loss_chunk, device, progress, offload=args.offload_checkpoints)
+    model = Llama(shape, args.context, linear, norm, embedding, residual_dtype, args.checkpoint,
+                  args.loss_chunk, device, progress, offload=args.offload_checkpoints)
+    if not args.baseline:
+        model.head.lr_scale = args.lr_scale * args.head_lr  # its lr takes --head-lr in train()
+    return model
 
 
 def ternary_layers(model):
@@ -606,8 +609,6 @@ def train(args):
                 last_note[0] = now
 
         model = build_model(args, device, progress)
-        if not args.baseline:
-            model.head.lr_scale = args.lr_scale * args.head_lr
         if args.baseline:
             optimizer = AdamW(model, args, device)
         else:
