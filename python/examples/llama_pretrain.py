@@ -138,6 +138,13 @@ def parse_args(argv=None):
                    help="the ternary head's lr and lr_scale as multiples of the projections' "
                         "(--lr / fan-in, --lr-scale); default 64 / d_model (1 at the tiny preset, "
                         "1/32 at 1b)")
+    p.add_argument("--head", choices=["ternary", "sign"], default="ternary",
+                   help="the ternary model's head: a TernaryLinear (0.75 B per weight), or "
+                        "float32 weights trained by the embedding's stateless sign rule at "
+                        "--head-sign-lr (4 B per weight, no optimizer state)")
+    p.add_argument("--head-sign-lr", type=float, default=None,
+                   help="with --head sign: the head's sign-rule step; default 2 / d_model "
+                        "(0.031 at the tiny preset, 9.8e-4 at 1b)")
     p.add_argument("--lr-scale", type=float, default=0.02, help="the TernaryLinear lr_scale")
     p.add_argument("--C", type=int, default=8, help="the TernaryLinear counter depth")
     update_options.add_update_options(p)
@@ -166,6 +173,8 @@ def parse_args(argv=None):
         args.context = args.shape["context"]
     if args.head_lr is None:
         args.head_lr = HEAD_LR_WIDTH / args.shape["d_model"]
+    if args.head_sign_lr is None:
+        args.head_sign_lr = 2.0 / args.shape["d_model"]
     for name in ("steps", "batch", "context", "log_every"):
         if getattr(args, name) < 1:
             p.error(f"--{name.replace('_', '-')} must be >= 1")
@@ -310,7 +319,7 @@ def checkpoint_saves_inputs():
 
 
 class Llama(nn.Module):
-    def __init__(self, shape, context, linear, norm, embedding, residual_dtype, checkpoint,
+    def __init__(self, shape, context, linear, norm, embedding, head, residual_dtype, checkpoint,
                  loss_chunk, device, progress=None, offload=False):
         super().__init__()
         self.shape, self.checkpoint, self.loss_chunk = shape, checkpoint, loss_chunk
@@ -329,7 +338,7 @@ class Llama(nn.Module):
                 progress(i + 1, shape["layers"])
         self.blocks = nn.ModuleList(blocks)
         self.norm = norm(shape["d_model"])
-        self.head = linear(shape["d_model"], shape["vocab"], False)
+        self.head = head(shape["d_model"], shape["vocab"])
         cos, sin = rotary_tables(shape["d_model"] // shape["heads"], context, device)
         self.register_buffer("cos", cos, persistent=False)
         self.register_buffer("sin", sin, persistent=False)
@@ -412,9 +421,17 @@ def build_model(args, device, progress=None):
     nn.init.normal_(embedding.weight, 0.0, 1.0 if not args.baseline else 0.02)
     residual_dtype = torch.bfloat16 if (args.baseline == "adamw-bf16" or args.amp_on) \
         else torch.float32
-    model = Llama(shape, args.context, linear, norm, embedding, residual_dtype, args.checkpoint,
-                  args.loss_chunk, device, progress, offload=args.offload_checkpoints)
-    if not args.baseline:
+    def head(n_in, n_out):
+        if args.baseline or args.head == "ternary":
+            return linear(n_in, n_out, False)
+        layer = nn.Linear(n_in, n_out, bias=False, device=device, dtype=param_dtype)
+        nn.init.normal_(layer.weight, 0.0, 0.02)
+        return layer
+
+    model = Llama(shape, args.context, linear, norm, embedding, head, residual_dtype,
+                  args.checkpoint, args.loss_chunk, device, progress,
+                  offload=args.offload_checkpoints)
+    if not args.baseline and args.head == "ternary":
         model.head.lr_scale = args.lr_scale * args.head_lr  # its lr takes --head-lr in train()
     return model
 
@@ -431,30 +448,38 @@ def float_parameters(model):
 
 
 class SignRule:
-    """The ternary model's float parameters (embedding, norm gains): p -= lr * sign(grad), no
-    state; a sparse gradient (the embedding's) moves only its rows, once per distinct row."""
+    """The ternary model's float parameters (embedding, norm gains, a --head sign head):
+    p -= lr * sign(grad), no state; a sparse gradient (the embedding's) moves only its rows, once
+    per distinct row. The head takes --head-sign-lr, the others --sign-lr."""
 
-    def __init__(self, params, lr):
-        self.params, self.lr = list(params), lr
+    def __init__(self, model, args):
+        ternary_head = any(m is model.head for m in ternary_layers(model))
+        head = [] if ternary_head else [model.head.weight]
+        rest = [p for p in float_parameters(model) if all(p is not h for h in head)]
+        self.groups = [(rest, "sign_lr"), (head, "head_sign_lr")]
+        self.lrs = [getattr(args, name) for _, name in self.groups]
 
     @torch.no_grad()
     def step(self):
-        for p in self.params:
-            g = p.grad
-            if g is None:
-                continue
-            if g.is_sparse:
-                g = g.coalesce()
-                p.index_add_(0, g.indices()[0], g.values().sign(), alpha=-self.lr)
-            else:
-                p.add_(g.sign(), alpha=-self.lr)
+        for (params, _), lr in zip(self.groups, self.lrs):
+            for p in params:
+                g = p.grad
+                if g is None:
+                    continue
+                if g.is_sparse:
+                    g = g.coalesce()
+                    p.index_add_(0, g.indices()[0], g.values().sign(), alpha=-lr)
+                else:
+                    p.add_(g.sign(), alpha=-lr)
 
     def zero_grad(self, set_to_none=True):
-        for p in self.params:
-            p.grad = None
+        for params, _ in self.groups:
+            for p in params:
+                p.grad = None
 
     def set_lr(self, factor, args):
-        self.lr = args.sign_lr * factor
+        self.lrs = [getattr(args, name) * factor for _, name in self.groups]
+
 
 
 class AdamW:
@@ -612,7 +637,7 @@ def train(args):
         if args.baseline:
             optimizer = AdamW(model, args, device)
         else:
-            optimizer = SignRule(float_parameters(model), args.sign_lr)
+            optimizer = SignRule(model, args)
         say(f"model built in {time.perf_counter() - started:.1f} s: "
             f"{sum(p.numel() for p in float_parameters(model)) / 1e6:.1f} M float parameters, "
             f"{sum(m.in_features * m.out_features for m in ternary_layers(model)) / 1e6:.1f} M "

@@ -186,6 +186,42 @@ def test_head_lr_is_a_multiple_of_the_projections():
     assert model.head.lr_scale == args.lr_scale * 0.25
 
 
+@needs_bible
+def test_sign_head_is_float_and_moves_by_its_own_step(monkeypatch):
+    """--head sign: the head is a float32 nn.Linear without optimizer state, each weight moved by
+    --head-sign-lr (times the schedule's factor) per step; the default step is 2 / d_model."""
+    llama_pretrain = example()
+    assert llama_pretrain.parse_args(["--preset", "tiny"]).head_sign_lr == 2 / 64
+    assert llama_pretrain.parse_args(["--preset", "1b"]).head_sign_lr == 2 / 2048
+    import torch
+    built = []
+    build_model = llama_pretrain.build_model
+
+    def recording(*a, **k):
+        model = build_model(*a, **k)
+        built.append(model.head.weight.detach().clone())
+        return model
+
+    monkeypatch.setattr(llama_pretrain, "build_model", recording)
+    args = llama_pretrain.parse_args([*TINY, "--batch", "2", "--context", "16", "--steps", "1",
+                                      "--log-every", "1", "--warmup", "1", "--head", "sign",
+                                      "--head-sign-lr", "0.125"])
+    model, record = llama_pretrain.train(args)
+    head = model.head.weight.detach()
+    assert head.dtype == torch.float32
+    assert all(m is not model.head for m in llama_pretrain.ternary_layers(model))
+    assert len(llama_pretrain.ternary_layers(model)) == 2 * 7  # the blocks' projections only
+    # One step at the schedule's factor 1 (warmup 1): every weight moved by exactly +-0.125 (the
+    # head's gradient is dense: every row's logit enters the softmax).
+    step = (head - built[0]).abs()
+    assert torch.allclose(step, torch.full_like(step, 0.125), rtol=0, atol=1e-6)
+    # No optimizer state: the float parameters and the projections' ternary buffers only.
+    floats = sum(p.numel() * 4 for p in llama_pretrain.float_parameters(model))
+    ternary = sum(sum(t.numel() * t.element_size() for t in (m.codes, m.scale, m.v, m.steps))
+                  for m in llama_pretrain.ternary_layers(model))
+    assert record["points"][0]["state_bytes"] == floats + ternary
+
+
 def test_int8_layer_in_chunks_updates_as_one_call():
     import torch
     whole_grad, parts_grad, whole, parts = chunked_int8_layer()
