@@ -27,8 +27,12 @@ far above its start, while the tiny preset learns best at 1 (docs/MEMORY.md, "wh
 excursions come from"). The head's lr_scale is --lr-scale times the same factor: the row scale's
 step is SGD on the raw gradient (SPEC §3), whose curvature grows with the head's width once its
 rows line up with their inputs: at the 70b preset with the full lr_scale some of the head's
-scales fall to their floor (1e-5) within 6 steps and the loss jumps to 35-86 nats. The
-embedding is a float32 table trained by a stateless sign rule (w[token] -= lr * sign(grad) for the tokens of the batch, from a sparse
+scales fall to their floor (1e-5) within 6 steps and the loss jumps to 35-86 nats. --head sign
+makes the head a float32 nn.Linear instead, trained by the embedding's sign rule (below) at
+--head-sign-lr, by default 2 / d_model (it shrinks with width as the ternary head's lr does):
+4 B per weight and no optimizer state (0.5 GB at 7b and 1 GB at 70b, and its float gradient
+during the step). On a CPU proxy of the 1b preset it ends 0.30 nats below the ternary head,
+0.03 above AdamW (docs/MEMORY.md, "The head"). The embedding is a float32 table trained by a stateless sign rule (w[token] -= lr * sign(grad) for the tokens of the batch, from a sparse
 gradient): 4 B per weight and no optimizer state. A ternary embedding would be a TernaryLinear
 over one-hot rows, a [tokens, 32000] x [32000, d] product per step for what is a row lookup; the
 lookup costs nothing and the table is 0.5 GB at 7b. The RMSNorm gains take the same sign rule
