@@ -35,16 +35,29 @@ struct FewSampleFloatGradientRows {
   InputView<MemorySpace> grad_out;  ///< [M, out]
   std::int64_t first_row = 0;       ///< grad_out's column of the row update's row 0
 
-  KOKKOS_INLINE_FUNCTION Float4 group(std::int64_t r, std::int64_t c) const {
-    const int M = int(x.extent(0));
-    Float4 g{{0.0f, 0.0f, 0.0f, 0.0f}};
-    TERNARYCOUNTER_UNROLL
-    for (int m = 0; m < int(few_sample_update_fp32_max); ++m) {
-      if (m >= M) break;
-      const float a = grad_out(m, first_row + r);
-      for (int j = 0; j < 4; ++j) g.v[j] = Kokkos::fma(a, x(m, c + j), g.v[j]);
+  /// Row r's groups: its grad_out values looked up once.
+  struct Row {
+    float a[few_sample_update_fp32_max];
+    int M;
+    const float* x;         ///< x(0, 0)
+    std::int64_t x_stride;  ///< between samples
+    KOKKOS_INLINE_FUNCTION Float4 group(std::int64_t c) const {
+      Float4 g{{0.0f, 0.0f, 0.0f, 0.0f}};
+      TERNARYCOUNTER_UNROLL
+      for (int m = 0; m < int(few_sample_update_fp32_max); ++m) {
+        if (m >= M) break;
+        const float* xm = x + m * x_stride + c;
+        for (int j = 0; j < 4; ++j) g.v[j] = Kokkos::fma(a[m], xm[j], g.v[j]);
+      }
+      return g;
     }
-    return g;
+  };
+  KOKKOS_INLINE_FUNCTION Row row(std::int64_t r) const {
+    Row row{{}, int(x.extent(0)), x.data(), std::int64_t(x.stride(0))};
+    for (int m = 0; m < int(few_sample_update_fp32_max); ++m) {
+      row.a[m] = m < row.M ? grad_out(m, first_row + r) : 0.0f;
+    }
+    return row;
   }
 };
 

@@ -37,13 +37,21 @@ struct IntegerSumRows {
   Kokkos::View<const float*, MemorySpace> row_scale;  ///< sg of these rows
   Kokkos::View<const float*, MemorySpace> col_scale;  ///< sx, 16-byte aligned
 
-  KOKKOS_INLINE_FUNCTION Float4 group(std::int64_t r, std::int64_t c) const {
-    const Int4 s = *reinterpret_cast<const Int4*>(sums + r * stride + c);
-    const float sg = row_scale(r);
-    const Float4 sx = *reinterpret_cast<const Float4*>(&col_scale(c));
-    Float4 g;
-    for (int j = 0; j < 4; ++j) g.v[j] = float(s.v[j]) * (sg * sx.v[j]);
-    return g;
+  /// Row r's groups: its sums and sg looked up once.
+  struct Row {
+    const std::int32_t* sums;
+    float sg;
+    const float* sx;
+    KOKKOS_INLINE_FUNCTION Float4 group(std::int64_t c) const {
+      const Int4 s = *reinterpret_cast<const Int4*>(sums + c);
+      const Float4 x = *reinterpret_cast<const Float4*>(sx + c);
+      Float4 g;
+      for (int j = 0; j < 4; ++j) g.v[j] = float(s.v[j]) * (sg * x.v[j]);
+      return g;
+    }
+  };
+  KOKKOS_INLINE_FUNCTION Row row(std::int64_t r) const {
+    return {sums + r * stride, row_scale(r), col_scale.data()};
   }
 };
 
@@ -64,19 +72,37 @@ struct FewSampleGradientRows {
   Kokkos::View<const float*, MemorySpace> col_scale;  ///< sx, 16-byte aligned
   int words = 0;                                      ///< ceil(M / 4), at most max_words
 
-  KOKKOS_INLINE_FUNCTION Float4 group(std::int64_t r, std::int64_t c) const {
-    std::int32_t s[4] = {0, 0, 0, 0};
-    for (int w = 0; w < max_words; ++w) {
-      if (w >= words) break;
-      const std::uint32_t a = *reinterpret_cast<const std::uint32_t*>(&gq(r, 4 * w));
-      const Int4 x = *reinterpret_cast<const Int4*>(&x_words(w, c));
-      for (int j = 0; j < 4; ++j) s[j] = dot4(a, std::uint32_t(x.v[j]), s[j]);
+  /// Row r's groups: its words of gq and its sg held in registers, loaded once per row: read
+  /// per group, behind the code stores between groups (which the compiler must assume alias
+  /// them), they cost each group a reload and its 64-bit address arithmetic.
+  struct Row {
+    std::uint32_t a[max_words];
+    float sg;
+    int words;
+    const std::uint32_t* x;  ///< x_words(0, 0)
+    std::int64_t x_stride;   ///< between words of a column
+    const float* sx;
+    KOKKOS_INLINE_FUNCTION Float4 group(std::int64_t c) const {
+      std::int32_t s[4] = {0, 0, 0, 0};
+      const std::uint32_t* xc = x + c;
+      for (int w = 0; w < max_words; ++w) {
+        if (w >= words) break;
+        const Int4 xw = *reinterpret_cast<const Int4*>(xc + w * x_stride);
+        for (int j = 0; j < 4; ++j) s[j] = dot4(a[w], std::uint32_t(xw.v[j]), s[j]);
+      }
+      const Float4 x4 = *reinterpret_cast<const Float4*>(sx + c);
+      Float4 g;
+      for (int j = 0; j < 4; ++j) g.v[j] = float(s[j]) * (sg * x4.v[j]);
+      return g;
     }
-    const float sg = row_scale(r);
-    const Float4 sx = *reinterpret_cast<const Float4*>(&col_scale(c));
-    Float4 g;
-    for (int j = 0; j < 4; ++j) g.v[j] = float(s[j]) * (sg * sx.v[j]);
-    return g;
+  };
+  KOKKOS_INLINE_FUNCTION Row row(std::int64_t r) const {
+    Row row{
+        {}, row_scale(r), words, x_words.data(), std::int64_t(x_words.stride(0)), col_scale.data()};
+    for (int w = 0; w < max_words; ++w) {
+      row.a[w] = w < words ? *reinterpret_cast<const std::uint32_t*>(&gq(r, 4 * w)) : 0u;
+    }
+    return row;
   }
 };
 

@@ -41,9 +41,10 @@ struct StoredGradient {
 /// VectorRows: the gradient's rows are read as 16-byte vectors (vector_rows says when they can
 /// be; enqueue launches that kernel on GPUs then).
 /// Source: where a group of the gradient comes from: StoredGradient (grad), or a type with
-/// `Float4 group(row, column) const` and `static constexpr int batch` (groups whose loads the
-/// row sums issue together); such sources run the team body on every backend (no
-/// host_row_update).
+/// `row(r) const`, which returns row r's source, whose `Float4 group(column) const` forms a group
+/// of it (a unit binds its row once, so what is per row is loaded once), and
+/// `static constexpr int batch` (groups whose loads the row sums issue together); such sources
+/// run the team body on every backend (no host_row_update).
 template <class ExecSpace, bool VectorRows = false, class Source = StoredGradient>
 struct RowUpdateKernel {
   using memory_space = typename ExecSpace::memory_space;
@@ -137,12 +138,21 @@ struct RowUpdateKernel {
                            : int(Kokkos::min<std::int64_t>(
                                  unit_groups, (groups - first + unit_groups - 1) / unit_groups));
   }
-  /// Group r of unit u of `row`: its gradient and code word, read from memory.
-  KOKKOS_INLINE_FUNCTION void read_group(std::int64_t row, std::int64_t u, int r, Float4& g,
-                                         std::uint32_t& word) const {
+  /// `row`'s gradient source: the Source's row, or (StoredGradient) nothing.
+  KOKKOS_INLINE_FUNCTION auto row_source(std::int64_t row) const {
+    if constexpr (stored) {
+      return StoredGradient{};
+    } else {
+      return source.row(row);
+    }
+  }
+  /// Group r of unit u of `row`: its gradient (from src, row_source(row)) and code word.
+  template <class RowSource>
+  KOKKOS_INLINE_FUNCTION void read_group(const RowSource& src, std::int64_t row, std::int64_t u,
+                                         int r, Float4& g, std::uint32_t& word) const {
     const std::int64_t group = unit_group(u, r);
     if constexpr (!stored) {
-      g = source.group(row, codes_per_group * group);
+      g = src.group(codes_per_group * group);
     } else if constexpr (VectorRows) {
       g = *reinterpret_cast<const Float4*>(&grad(row, codes_per_group * group));
     } else {
@@ -152,13 +162,14 @@ struct RowUpdateKernel {
     word = load_group(&codes(row, bytes_per_group * group));
   }
   KOKKOS_INLINE_FUNCTION void load_unit(std::int64_t row, std::int64_t u, Unit& d) const {
+    const auto src = row_source(row);
     d.count = group_count(u);
     for (int r = 0; r < unit_groups; ++r) {
       if (r >= d.count) {  // past the row: zeros, which update_unit_flat computes, never stores
         d.g[r] = Float4{};
         d.word[r] = 0;
       } else {
-        read_group(row, u, r, d.g[r], d.word[r]);
+        read_group(src, row, u, r, d.g[r], d.word[r]);
       }
     }
   }
@@ -172,6 +183,7 @@ struct RowUpdateKernel {
   template <int Batch, class F>
   KOKKOS_INLINE_FUNCTION void for_each_group(std::int64_t row, std::int64_t u, const F& f) const {
     static_assert(unit_groups % Batch == 0);
+    const auto src = row_source(row);
     const int count = group_count(u);
     if (Batch > 1 && count == unit_groups) {
       TERNARYCOUNTER_UNROLL
@@ -179,7 +191,7 @@ struct RowUpdateKernel {
         Float4 g[Batch];
         std::uint32_t word[Batch];
         TERNARYCOUNTER_UNROLL
-        for (int r = 0; r < Batch; ++r) read_group(row, u, first + r, g[r], word[r]);
+        for (int r = 0; r < Batch; ++r) read_group(src, row, u, first + r, g[r], word[r]);
         TERNARYCOUNTER_UNROLL
         for (int r = 0; r < Batch; ++r) f(first + r, g[r], word[r]);
       }
@@ -190,7 +202,7 @@ struct RowUpdateKernel {
       if (r >= count) break;
       Float4 g;
       std::uint32_t word;
-      read_group(row, u, r, g, word);
+      read_group(src, row, u, r, g, word);
       f(r, g, word);
     }
   }
