@@ -14,6 +14,9 @@ What each part counts (B = bytes, GB = 10^9 bytes, GiB = 2^30 bytes):
   output row (float32 scale and RMS moment v) and an 8 B int64 step count; no optimizer state.
 - embedding (ternary model): float32 weights, 4 B per weight; its gradient is sparse (one row
   per token of the batch, counted with the activations) and the sign rule keeps no state.
+- --head sign (llama_pretrain.py's float head, ternary model): float32 weights, 4 B per weight,
+  and a dense float32 gradient of 4 B per weight, which stays from the head's backward to the
+  rule's step (counted with the activations); no state, and no int8 scratch for the head.
 - norm gains (ternary model): float32, 4 B + 4 B gradient per gain, no state.
 - pure-BF16 AdamW: bf16 weight 2 + bf16 gradient 2 + bf16 first moment 2 + bf16 second moment 2
   = 8 B per parameter (every parameter: projections, embedding, head, norm gains).
@@ -39,6 +42,7 @@ What each part counts (B = bytes, GB = 10^9 bytes, GiB = 2^30 bytes):
   chunk's float32 grad_out until its update (4 B x vocab per token of the batch), beside one
   chunk's log-softmax output and gradient (8 B x vocab per chunk token) or, in its update of
   several uses, two int32 [vocab, d_model] arrays: 4 vocab tokens + 8 vocab max(N, d_model) B.
+  A float head (--head sign) holds no grad_out: 8 vocab N B.
 - activations = checkpointed + the larger of one block's recompute and the logits and loss
   (the two do not coexist: the head updates before the last block's backward), + the ternary
   model's sparse embedding gradient (float32 rows, 4 d_model B per token).
@@ -109,37 +113,46 @@ def per_token(p):
                 embedding_gradient=4 * d)  # the ternary model's sparse fp32 gradient rows
 
 
-def model(name, batch=1, context=None, loss_chunk=0, offload=False):
+def model(name, batch=1, context=None, loss_chunk=0, offload=False, head="ternary"):
     """Every part in bytes for the preset at batch x context tokens, the head and loss computed
     loss_chunk tokens at a time (0: all at once), the checkpointed block inputs in pinned host
-    memory (offload) or on the GPU."""
+    memory (offload) or on the GPU, the ternary model's head a TernaryLinear ("ternary") or
+    float32 under the sign rule ("sign")."""
+    if head not in ("ternary", "sign"):
+        raise ValueError(f"head must be 'ternary' or 'sign', not {head!r}")
     p = PRESETS[name]
     c = counts(p)
     tokens = batch * (context or p["context"])
     params = c["projection_weights"] + c["embedding"] + c["head"] + c["norm_gains"]
     act = per_token(p)
     chunked = 0 < loss_chunk < tokens
-    if chunked:
+    if chunked and head == "sign":  # autograd adds each chunk's weight gradient as it goes
+        logits = 8 * p["vocab"] * loss_chunk
+    elif chunked:
         logits = 4 * p["vocab"] * tokens + 8 * p["vocab"] * max(loss_chunk, p["d_model"])
     else:
         logits = tokens * act["logits_and_loss"]
     checkpointed = tokens * (p["d_model"] * ACTIVATION_BYTES if offload else act["checkpointed"])
     activations = checkpointed + max(tokens * act["block_recompute"], logits)
     head_tokens = loss_chunk if chunked else tokens
-    scratch = max(tokens * max(i + o for i, o in projection_shapes(p)),
-                  head_tokens * (p["d_model"] + p["vocab"]))
+    scratch = tokens * max(i + o for i, o in projection_shapes(p))
+    if head == "ternary":
+        scratch = max(scratch, head_tokens * (p["d_model"] + p["vocab"]))
     ternary = dict(
         projections=ternary_bytes(c["projection_weights"], c["projection_rows"],
                                   c["projection_layers"]),
-        head=ternary_bytes(c["head"], c["head_rows"], 1),
+        head=ternary_bytes(c["head"], c["head_rows"], 1) if head == "ternary" else 4 * c["head"],
         embedding=4 * c["embedding"], norm_gains=8 * c["norm_gains"])
+    head_gradient = 4 * c["head"] if head == "sign" else 0
     return dict(preset=name, tokens=tokens, loss_chunk=loss_chunk if chunked else 0,
-                offload=offload, parameters=params, counts=c, per_token=act,
+                offload=offload, head=head, parameters=params, counts=c, per_token=act,
                 ternary_parts=ternary, ternary_state=sum(ternary.values()),
                 adamw_bf16_state=8 * params, adamw_amp_state=16 * params,
                 checkpointed=checkpointed, logits_and_loss=logits,
                 block_recompute=tokens * act["block_recompute"], activations=activations,
-                ternary_activations=activations + tokens * act["embedding_gradient"],
+                ternary_activations=activations + tokens * act["embedding_gradient"]
+                + head_gradient,
+                head_gradient=head_gradient,
                 ternary_scratch=scratch,
                 pinned_host=tokens * act["checkpointed"] if offload else 0)
 
@@ -148,20 +161,21 @@ def gb(n):
     return f"{n / 1e9:8.2f}"
 
 
-def setting(batch, context, loss_chunk=0, offload=False):
+def setting(batch, context, loss_chunk=0, offload=False, head="ternary"):
     return (f"batch {batch} x context {'(preset)' if context is None else context}"
             + (f", loss chunk {loss_chunk}" if loss_chunk else "")
-            + (", checkpoints offloaded" if offload else ""))
+            + (", checkpoints offloaded" if offload else "")
+            + (", float32 head (--head sign)" if head == "sign" else ""))
 
 
-def table(names, batch, context, loss_chunk=0, offload=False):
+def table(names, batch, context, loss_chunk=0, offload=False, head="ternary"):
     lines = ["Computed from the preset shapes (not measured); GB = 10^9 bytes; "
-             f"{setting(batch, context, loss_chunk, offload)}.", ""]
-    head = ("| preset | parameters | ternary state GB | pure-BF16 AdamW GB | AMP AdamW GB | "
-            "activations GB | ternary total GB | BF16 AdamW total GB | AMP AdamW total GB |")
-    lines += [head, "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+             f"{setting(batch, context, loss_chunk, offload, head)}.", ""]
+    header = ("| preset | parameters | ternary state GB | pure-BF16 AdamW GB | AMP AdamW GB | "
+              "activations GB | ternary total GB | BF16 AdamW total GB | AMP AdamW total GB |")
+    lines += [header, "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for name in names:
-        m = model(name, batch, context, loss_chunk, offload)
+        m = model(name, batch, context, loss_chunk, offload, head)
         a = m["activations"]
         lines.append(f"| {name} | {m['parameters'] / 1e9:.3f} B | {gb(m['ternary_state'])} | "
                      f"{gb(m['adamw_bf16_state'])} | {gb(m['adamw_amp_state'])} | {gb(a)} | "
@@ -169,16 +183,18 @@ def table(names, batch, context, loss_chunk=0, offload=False):
                      f"{gb(m['adamw_bf16_state'] + a)} | "
                      f"{gb(m['adamw_amp_state'] + a)} |")
     lines += ["", "Ternary model's parts (GB): projections (0.75 B/weight + 8 B/row + 8 B/layer), "
-              "head (the same), fp32 embedding, fp32 norm gains + gradients;",
+              "head (the same, or fp32 with --head sign), fp32 embedding, fp32 norm gains + "
+              "gradients;",
               "activations per token (kB = 10^3 B): checkpointed block inputs, one block's "
               "recompute (estimate), logits and loss (estimate); the ternary total also counts "
-              "the embedding's sparse float32 gradient (4 d_model B per token) and the int8 "
-              "scratch the library keeps (its largest call's operands).", "",
+              "the embedding's sparse float32 gradient (4 d_model B per token), a float head's "
+              "gradient (4 B per weight) and the int8 scratch the library keeps (its largest "
+              "call's operands).", "",
               "| preset | projections | head | embedding | norm gains | checkpointed kB/token | "
               "block recompute kB/token | logits+loss kB/token |",
               "|---|---:|---:|---:|---:|---:|---:|---:|"]
     for name in names:
-        m = model(name, batch, context, loss_chunk, offload)
+        m = model(name, batch, context, loss_chunk, offload, head)
         t, act = m["ternary_parts"], m["per_token"]
         lines.append(f"| {name} | {gb(t['projections'])} | {gb(t['head'])} | "
                      f"{gb(t['embedding'])} | {gb(t['norm_gains'])} | "
@@ -192,26 +208,27 @@ def ternary_total(m):
     return m["ternary_state"] + m["ternary_activations"] + m["ternary_scratch"]
 
 
-def budget(names, batch, context, loss_chunk):
+def budget(names, batch, context, loss_chunk, head="ternary"):
     """The ternary model's GPU memory, part by part, with the checkpointed block inputs on the
     GPU and in pinned host memory, with the loss chunk and without."""
     lines = ["Computed from the preset shapes (not measured); GB = 10^9 bytes; the ternary model "
-             f"at {setting(batch, context)}.", "",
+             f"at {setting(batch, context, head=head)}.", "",
              "| preset | loss chunk | checkpointed inputs | state GB | checkpointed GB | "
-             "block recompute GB | logits+loss GB | embedding gradient GB | int8 scratch GB | "
+             "block recompute GB | logits+loss GB | embedding, head gradients GB | "
+             "int8 scratch GB | "
              "GPU total GB | pinned host GB |",
              "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
     chunks = [loss_chunk, 0] if loss_chunk else [0]
     for name in names:
         for chunk in chunks:
             for offload in (False, True):
-                m = model(name, batch, context, chunk, offload)
+                m = model(name, batch, context, chunk, offload, head)
                 embedding = m["tokens"] * m["per_token"]["embedding_gradient"]
                 lines.append(
                     f"| {name} | {m['loss_chunk'] or 'none'} | "
                     f"{'pinned host' if offload else 'GPU'} | {gb(m['ternary_state'])} | "
                     f"{gb(m['checkpointed'])} | {gb(m['block_recompute'])} | "
-                    f"{gb(m['logits_and_loss'])} | {gb(embedding)} | "
+                    f"{gb(m['logits_and_loss'])} | {gb(embedding + m['head_gradient'])} | "
                     f"{gb(m['ternary_scratch'])} | {gb(ternary_total(m))} | "
                     f"{gb(m['pinned_host'])} |")
     lines += ["", "The GPU total counts the larger of the block recompute and the logits and loss "
@@ -268,6 +285,9 @@ def main(argv=None):
     p.add_argument("--limit-gb", type=float, default=None,
                    help="with --plot-measured: a budget line at this many GB (10^9 bytes)")
     p.add_argument("records", nargs="*", help="with --plot-measured: --curve JSON files")
+    p.add_argument("--head", choices=["ternary", "sign"], default="ternary",
+                   help="the ternary model's head: TernaryLinear, or float32 under the sign rule "
+                        "(llama_pretrain.py --head sign)")
     p.add_argument("--budget", action="store_true",
                    help="the ternary model's GPU memory part by part, checkpoints on the GPU "
                         "and offloaded, with --loss-chunk and without")
@@ -283,9 +303,9 @@ def main(argv=None):
         return
     names = args.preset or list(PRESETS)
     if args.budget:
-        print(budget(names, args.batch, args.context, args.loss_chunk))
+        print(budget(names, args.batch, args.context, args.loss_chunk, args.head))
     else:
-        print(table(names, args.batch, args.context, args.loss_chunk, args.offload))
+        print(table(names, args.batch, args.context, args.loss_chunk, args.offload, args.head))
 
 
 if __name__ == "__main__":

@@ -75,6 +75,24 @@ def test_memory_model_7b_batch_8_offloaded_by_hand():
     assert total(llama_memory.model("7b", batch=8, context=2048, offload=True)) > 12e9
 
 
+def test_memory_model_sign_head_by_hand():
+    ternary, sign = (llama_memory.model("7b", batch=8, context=2048, loss_chunk=2048,
+                                        offload=True, head=head) for head in ("ternary", "sign"))
+    head = 32000 * 4096
+    # float32 weights (4 B) in the state instead of the ternary head's 0.75 B + 8 B per row and
+    # step count, and a dense float32 gradient (4 B) with the activations.
+    assert sign["ternary_parts"]["head"] == 4 * head
+    assert ternary["ternary_parts"]["head"] == head * 3 // 4 + 32000 * 8 + 8
+    assert sign["head_gradient"] == 4 * head and ternary["head_gradient"] == 0
+    # A float head keeps no grad_out: one chunk's log-softmax output and gradient only.
+    assert sign["logits_and_loss"] == 8 * 32000 * 2048
+    # The block recompute is the larger term either way: the totals differ by the head alone.
+    total = llama_memory.ternary_total
+    assert total(sign) - total(ternary) == 8 * head - ternary["ternary_parts"]["head"]
+    with pytest.raises(ValueError):
+        llama_memory.model("7b", head="float")
+
+
 def test_memory_table_prints_every_preset():
     result = subprocess.run([sys.executable, os.path.join(EXAMPLES, "llama_memory.py")],
                             capture_output=True, text=True, check=True, timeout=60)
@@ -123,6 +141,15 @@ def test_memory_model_counts_the_tiny_models_buffers():
     assert held == parts["projections"] + parts["head"]
     assert model.embed.weight.numel() * 4 == 32000 * 64 * 4
     assert all(m.precision == "int8" for m in layers)
+    # --head sign: the projections' buffers and the float head's weights.
+    args = llama_pretrain.parse_args(["--preset", "tiny", "--head", "sign"])
+    args.amp_on = False
+    model = llama_pretrain.build_model(args, torch.device("cpu"))
+    held = sum(t.numel() * t.element_size() for m in llama_pretrain.ternary_layers(model)
+               for t in (m.codes, m.scale, m.v, m.steps))
+    parts = llama_memory.model("tiny", head="sign")["ternary_parts"]
+    assert held == parts["projections"]
+    assert model.head.weight.numel() * model.head.weight.element_size() == parts["head"]
 
 
 @needs_bible
