@@ -72,9 +72,10 @@ struct FewSampleGradientRows {
   Kokkos::View<const float*, MemorySpace> col_scale;  ///< sx, 16-byte aligned
   int words = 0;                                      ///< ceil(M / 4), at most max_words
 
-  /// Row r's groups: its words of gq and its sg held in registers, loaded once per row: read
-  /// per group, behind the code stores between groups (which the compiler must assume alias
-  /// them), they cost each group a reload and its 64-bit address arithmetic.
+  /// Row r's groups: its words of gq and its sg held in registers, loaded once per unit of the
+  /// row update (8 groups): read per group, behind the code stores between groups (which the
+  /// compiler must assume alias them), they cost each group a reload and its 64-bit address
+  /// arithmetic.
   struct Row {
     std::uint32_t a[max_words];
     float sg;
