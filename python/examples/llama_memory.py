@@ -215,8 +215,7 @@ def budget(names, batch, context, loss_chunk, head="ternary"):
              f"at {setting(batch, context, head=head)}.", "",
              "| preset | loss chunk | checkpointed inputs | state GB | checkpointed GB | "
              "block recompute GB | logits+loss GB | embedding, head gradients GB | "
-             "int8 scratch GB | "
-             "GPU total GB | pinned host GB |",
+             "int8 scratch GB | GPU total GB | pinned host GB |",
              "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
     chunks = [loss_chunk, 0] if loss_chunk else [0]
     for name in names:

@@ -37,8 +37,7 @@ during the step). On a CPU proxy of the 1b preset it ends 0.30 nats below the te
 sign(grad) for the tokens of the batch, from a sparse gradient): 4 B per weight and no optimizer
 state. A ternary embedding would be a TernaryLinear over one-hot rows, a [tokens, 32000] x
 [32000, d] product per step for what is a row lookup; the lookup costs nothing and the table is
-0.5 GB at 7b. The RMSNorm gains take the same sign rule
-(no state).
+0.5 GB at 7b. The RMSNorm gains take the same sign rule (no state).
 
 Baselines (the same model with nn.Linear projections and head, the same data and
 checkpointing): --baseline adamw-bf16 holds every parameter in bfloat16 and steps
@@ -461,7 +460,7 @@ class SignRule:
     def __init__(self, model, args):
         ternary_head = any(m is model.head for m in ternary_layers(model))
         head = [] if ternary_head else [model.head.weight]
-        rest = [p for p in float_parameters(model) if all(p is not h for h in head)]
+        rest = [p for p in float_parameters(model) if not any(p is h for h in head)]
         self.groups = [(rest, "sign_lr"), (head, "head_sign_lr")]
         self.lrs = [getattr(args, name) for _, name in self.groups]
 
@@ -485,7 +484,6 @@ class SignRule:
 
     def set_lr(self, factor, args):
         self.lrs = [getattr(args, name) * factor for _, name in self.groups]
-
 
 
 class AdamW:
