@@ -59,16 +59,17 @@ struct Capabilities {
   static constexpr bool few_sample_fp32_update = few_sample_int8_gpu;
 };
 
-/// The GPUs' int8 products past the few-sample kernels, where both serve: the tensor-core
-/// engine, or the vendor GEMM over blocks of decoded weights (TERNARYCOUNTER_GPU_INT8_GEMM=vendor,
-/// read once per process: the perf driver compares the two).
-enum class GpuInt8Gemm { tensor_cores, vendor };
+/// The GPUs' int8 products past the few-sample kernels, where both serve: the vendor GEMM over
+/// blocks of decoded weights, or the tensor-core engine (TERNARYCOUNTER_GPU_INT8_GEMM=tensor_cores,
+/// read once per process). The vendor GEMM is the default: on one H100 it is the faster at every
+/// measured shape (docs/PERFORMANCE.md, "The tensor-core engine").
+enum class GpuInt8Gemm { vendor, tensor_cores };
 
 inline GpuInt8Gemm& gpu_int8_gemm_decision() {
   static GpuInt8Gemm choice = [] {
     const char* named = std::getenv("TERNARYCOUNTER_GPU_INT8_GEMM");
-    return named != nullptr && std::strcmp(named, "vendor") == 0 ? GpuInt8Gemm::vendor
-                                                                 : GpuInt8Gemm::tensor_cores;
+    return named != nullptr && std::strcmp(named, "tensor_cores") == 0 ? GpuInt8Gemm::tensor_cores
+                                                                       : GpuInt8Gemm::vendor;
   }();
   return choice;
 }

@@ -3,8 +3,9 @@
 // products of up to 16 samples over aligned rows by FewSampleProduct (not on HIP: Tiling), other
 // products of a few samples by SmallBatchProduct, else the tile engine. int8 (SPEC §6): the
 // input quantized by rows, then the hosts' few-sample VBMI kernel, the GPUs' few-sample kernel,
-// the tensor-core engine (CUDA sm_80+), the vendor GEMM (CUDA) or the integer engines (AVX2 / VNNI
-// / AMX on hosts, else portable), in that order where each serves. 16-bit inputs and outputs: int8
+// the tensor-core engine (CUDA sm_80+, when asked for: gpu_int8_gemm()), the vendor GEMM (CUDA)
+// or the integer engines (AVX2 / VNNI / AMX on hosts, else portable), in that order where each
+// serves. 16-bit inputs and outputs: int8
 // quantizes them as it reads and rounds into them as it stores; FP32 runs on the input widened to
 // float.
 #include "products/impl/TernaryCounter_ProductDispatch.hpp"
@@ -66,8 +67,8 @@ enum class Int8ProductEngine {
   host_few_sample,  ///< hosts with VBMI and VNNI: codes decoded in registers, each weight used M
                     ///< times
   gpu_few_sample,   ///< GPUs: each packed code read once
-  tensor_cores,     ///< CUDA sm_80+: 8-bit MMAs on codes decoded into shared memory, the
-                    ///< epilogue as it stores
+  tensor_cores,     ///< CUDA sm_80+ where gpu_int8_gemm() asks for it: 8-bit MMAs on codes
+                    ///< decoded into shared memory, the epilogue as it stores
   vendor_gemm,      ///< the vendor GEMM over blocks of decoded weights (the integer engine where
                     ///< it declines)
   integer,          ///< the integer engine: AVX2 / VNNI / AMX on hosts (host_isa()), else portable
