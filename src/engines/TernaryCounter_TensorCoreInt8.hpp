@@ -66,13 +66,43 @@ struct Int8TileRows {
   }
 };
 
-/// forward's B: rows of W (output column o = row, depth = input column i), decoded from the
-/// codes as they are staged; in a multiple of 16, so that 16 weights are 12 aligned bytes. Each
-/// thread stages two pieces of 16 weights, zeros past W's rows and past `in`.
+/// W's packed codes as the weight loaders read them: 16 weights (12 aligned bytes, `in` a
+/// multiple of 16) at a time.
 template <class Mem>
-struct WeightTileRows {
+struct PackedWeights {
   Kokkos::View<const std::uint8_t**, Kokkos::LayoutRight, Mem> codes;
   int C = 8;
+
+  KOKKOS_INLINE_FUNCTION std::int64_t out() const { return codes.extent(0); }
+  KOKKOS_INLINE_FUNCTION std::int64_t in() const { return codes.extent(1) / 3 * 4; }
+  /// The codes of weights [i, i + 16) of row o as three words; zeros where not `valid`.
+  KOKKOS_INLINE_FUNCTION void load(std::int64_t o, std::int64_t i, bool valid,
+                                   std::uint32_t w[3]) const {
+    const std::uint32_t* words =
+        reinterpret_cast<const std::uint32_t*>(&codes(valid ? o : 0, valid ? 12 * (i / 16) : 0));
+    TERNARYCOUNTER_UNROLL
+    for (int e = 0; e < 3; ++e) w[e] = valid ? words[e] : 0u;
+  }
+  /// The 16 weights of load()'s words as 4 words of int8 t; zeros where not `valid` (zero codes
+  /// would decode to t = -1).
+  KOKKOS_INLINE_FUNCTION void decode(const std::uint32_t w[3], bool valid,
+                                     std::uint32_t t[4]) const {
+    const std::uint32_t lv = std::uint32_t(counter_levels(C));
+    const std::uint32_t above_lv = (128u - lv) * 0x01010101u;
+    const std::uint32_t above_2lv = (128u - 2 * lv) * 0x01010101u;
+    std::uint32_t g[4];
+    split_groups(w, g);
+    TERNARYCOUNTER_UNROLL
+    for (int q = 0; q < 4; ++q) t[q] = valid ? ternary_bytes(g[q], above_lv, above_2lv) : 0u;
+  }
+};
+
+/// forward's B: rows of W (output column o = row, depth = input column i), decoded from the
+/// codes as they are staged. Each thread stages two pieces of 16 weights, zeros past W's rows
+/// and past `in`.
+template <class Mem>
+struct WeightTileRows {
+  PackedWeights<Mem> weights;
 
   struct Staged {
     std::uint32_t w[2][3];
@@ -80,33 +110,20 @@ struct WeightTileRows {
   };
   KOKKOS_INLINE_FUNCTION Staged fetch(std::int64_t first, std::int64_t k0, int thread) const {
     Staged s;
-    const std::int64_t out = codes.extent(0), in = codes.extent(1) / 3 * 4;
     const std::int64_t k = k0 + 16 * (thread % 4);
     TERNARYCOUNTER_UNROLL
     for (int j = 0; j < 2; ++j) {
       const std::int64_t o = first + thread / 4 + 64 * j;
-      s.valid[j] = o < out && k < in;
-      const std::uint32_t* words = reinterpret_cast<const std::uint32_t*>(
-          &codes(s.valid[j] ? o : 0, s.valid[j] ? 12 * (k / 16) : 0));
-      TERNARYCOUNTER_UNROLL
-      for (int e = 0; e < 3; ++e) s.w[j][e] = s.valid[j] ? words[e] : 0u;
+      s.valid[j] = o < weights.out() && k < weights.in();
+      weights.load(o, k, s.valid[j], s.w[j]);
     }
     return s;
   }
   KOKKOS_INLINE_FUNCTION void commit(const Staged& s, std::uint8_t* slice, int thread) const {
-    const std::uint32_t lv = std::uint32_t(counter_levels(C));
-    const std::uint32_t above_lv = (128u - lv) * 0x01010101u;
-    const std::uint32_t above_2lv = (128u - 2 * lv) * 0x01010101u;
     TERNARYCOUNTER_UNROLL
     for (int j = 0; j < 2; ++j) {
-      // Past W, zeros (zero bytes would decode to t = -1).
-      Bytes16 t{};
-      if (s.valid[j]) {
-        std::uint32_t g[4];
-        split_groups(s.w[j], g);
-        TERNARYCOUNTER_UNROLL
-        for (int q = 0; q < 4; ++q) t.v[q] = ternary_bytes(g[q], above_lv, above_2lv);
-      }
+      Bytes16 t;
+      weights.decode(s.w[j], s.valid[j], t.v);
       *reinterpret_cast<Bytes16*>(slice + (thread / 4 + 64 * j) * TensorCoreTile::pitch +
                                   16 * (thread % 4)) = t;
     }
@@ -114,12 +131,11 @@ struct WeightTileRows {
 };
 
 /// backward_input's B: columns of W (output column i, depth = output row o), decoded and
-/// transposed as they are staged; in a multiple of 16. A thread of the first half stages 16
-/// columns of 4 consecutive rows (12 bytes each) and transposes them by 4 x 4 bytes.
+/// transposed as they are staged. A thread of the first half stages 16 columns of 4 consecutive
+/// rows and transposes them by 4 x 4 bytes.
 template <class Mem>
 struct WeightTileColumns {
-  Kokkos::View<const std::uint8_t**, Kokkos::LayoutRight, Mem> codes;
-  int C = 8;
+  PackedWeights<Mem> weights;
 
   struct Staged {
     std::uint32_t w[4][3];
@@ -128,33 +144,20 @@ struct WeightTileColumns {
   // thread < 128: rows k0 + 4 (thread % 16) + r, columns first + 16 (thread / 16) + [0, 16).
   KOKKOS_INLINE_FUNCTION Staged fetch(std::int64_t first, std::int64_t k0, int thread) const {
     Staged s;
-    const std::int64_t out = codes.extent(0), in = codes.extent(1) / 3 * 4;
     const std::int64_t i = first + 16 * (thread / 16);
     TERNARYCOUNTER_UNROLL
     for (int r = 0; r < 4; ++r) {
       const std::int64_t o = k0 + 4 * (thread % 16) + r;
-      s.valid[r] = thread < 128 && o < out && i < in;
-      const std::uint32_t* words = reinterpret_cast<const std::uint32_t*>(
-          &codes(s.valid[r] ? o : 0, s.valid[r] ? 12 * (i / 16) : 0));
-      TERNARYCOUNTER_UNROLL
-      for (int e = 0; e < 3; ++e) s.w[r][e] = s.valid[r] ? words[e] : 0u;
+      s.valid[r] = thread < 128 && o < weights.out() && i < weights.in();
+      weights.load(o, i, s.valid[r], s.w[r]);
     }
     return s;
   }
   KOKKOS_INLINE_FUNCTION void commit(const Staged& s, std::uint8_t* slice, int thread) const {
     if (thread >= 128) return;
-    const std::uint32_t lv = std::uint32_t(counter_levels(C));
-    const std::uint32_t above_lv = (128u - lv) * 0x01010101u;
-    const std::uint32_t above_2lv = (128u - 2 * lv) * 0x01010101u;
     std::uint32_t t[4][4];  // t[r][q]: row r's weights of columns 4q .. 4q + 3
     TERNARYCOUNTER_UNROLL
-    for (int r = 0; r < 4; ++r) {
-      std::uint32_t g[4];
-      split_groups(s.w[r], g);
-      TERNARYCOUNTER_UNROLL
-      for (int q = 0; q < 4; ++q)
-        t[r][q] = s.valid[r] ? ternary_bytes(g[q], above_lv, above_2lv) : 0u;
-    }
+    for (int r = 0; r < 4; ++r) weights.decode(s.w[r], s.valid[r], t[r]);
     const int col0 = 16 * (thread / 16), row0 = 4 * (thread % 16);
     TERNARYCOUNTER_UNROLL
     for (int q = 0; q < 4; ++q) {

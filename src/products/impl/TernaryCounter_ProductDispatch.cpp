@@ -143,7 +143,7 @@ void forward_int8(const ExecSpace& space,
     if (engine == Int8ProductEngine::tensor_cores) {
       const std::int64_t depth = xq.q.extent(1);
       TensorCoreInt8Product<ExecSpace, Int8TileRows<Mem>, WeightTileRows<Mem>, decltype(epilogue)>{
-          {xq.q}, {state.codes, state.C}, epilogue, M, state.out(), depth}
+          {xq.q}, {{state.codes, state.C}}, epilogue, M, state.out(), depth}
           .run(space, "TernaryCounter::forward::int8_product::tensor_cores");
       return;
     }
@@ -186,7 +186,7 @@ void backward_input_int8(const ExecSpace& space,
       const std::int64_t depth = hq.q.extent(1);
       TensorCoreInt8Product<ExecSpace, Int8TileRows<Mem>, WeightTileColumns<Mem>,
                             decltype(epilogue)>{
-          {hq.q}, {state.codes, state.C}, epilogue, M, state.in(), depth}
+          {hq.q}, {{state.codes, state.C}}, epilogue, M, state.in(), depth}
           .run(space, "TernaryCounter::backward_input::int8_product::tensor_cores");
       return;
     }
