@@ -71,10 +71,10 @@ inline LayerShape::RowUpdateSource row_update_source(const std::vector<KernelRow
 
 namespace Detail {
 
-/// A host integer engine's label ends in its name ("::avx2", "::vnni", "::amx"): the same
-/// traffic as the portable engine's label.
-inline std::string without_host_engine(const std::string& label) {
-  for (const char* engine : {"::avx2", "::vnni", "::amx"}) {
+/// An integer engine's label ends in its name (hosts: "::avx2", "::vnni", "::amx"; CUDA:
+/// "::tensor_cores"): the same compulsory traffic as the portable engine's label.
+inline std::string without_engine(const std::string& label) {
+  for (const char* engine : {"::avx2", "::vnni", "::amx", "::tensor_cores"}) {
     const std::string suffix = engine;
     if (label.size() > suffix.size() &&
         label.compare(label.size() - suffix.size(), suffix.size(), suffix) == 0) {
@@ -119,7 +119,7 @@ inline std::optional<KernelCost> kernel_cost(const KernelRow& row, const LayerSh
   }
   if (row.kind != KernelRowKind::kernel) return std::nullopt;
 
-  const std::string label = Detail::without_host_engine(row.name);
+  const std::string label = Detail::without_engine(row.name);
   // FP32 products (tile engine; on GPUs the few-sample and small-batch kernels read the same):
   // the input, the codes and the rows' scales read, the output written.
   for (const char* kernel : {"tiles", "few_sample", "small_batch"}) {

@@ -6,6 +6,8 @@
 #include "Test_Common.hpp"
 #include "Test_Helpers.hpp"
 
+#include "engines/TernaryCounter_Capabilities.hpp"
+
 #include <bit>
 #include <cmath>
 #include <cstdint>
@@ -186,8 +188,9 @@ TEST(HalfViews, TernaryLinearStepsOnBfloat16) {
 }
 
 // 16-bit int8 outputs too large for one block of the vendor GEMM's int32 sums (64 MiB) are
-// finished block by block: 8192 samples into 4096 columns, in forward and backward_input. Host
-// backends have no vendor GEMM: the case runs where the memory is a GPU's.
+// finished block by block: 8192 samples into 4096 columns, in forward and backward_input, on the
+// vendor GEMM and on the tensor-core engine (which needs no blocks). Host backends have no vendor
+// GEMM: the case runs where the memory is a GPU's.
 TEST(HalfViews, Int8OutputsOfManyVendorBlocks) {
   if constexpr (std::is_same_v<MemSpace, Kokkos::HostSpace>) {
     GTEST_SKIP() << "no vendor int8 GEMM on host backends";
@@ -201,12 +204,19 @@ TEST(HalfViews, Int8OutputsOfManyVendorBlocks) {
     const HalfData<bfloat16> g = half_data<bfloat16>("g", M, narrow_dim, 0.5f, rng);
     const DeviceMatrix y_want("y_want", M, wide), gx_want("gx_want", M, wide);
     const HalfMatrix<bfloat16> y("y", M, wide), gx("gx", M, wide);
-    forward(ExecSpace{}, tall, x.widened, y_want, options);
-    forward(ExecSpace{}, tall, x.half, y, options);
-    backward_input(ExecSpace{}, flat, g.widened, gx_want, options);
-    backward_input(ExecSpace{}, flat, g.half, gx, options);
-    EXPECT_TRUE(rounded_from(y, y_want));
-    EXPECT_TRUE(rounded_from(gx, gx_want));
+    const Impl::GpuInt8Gemm saved = Impl::gpu_int8_gemm();
+    for (const Impl::GpuInt8Gemm engine :
+         {Impl::GpuInt8Gemm::vendor, Impl::GpuInt8Gemm::tensor_cores}) {
+      SCOPED_TRACE(engine == Impl::GpuInt8Gemm::vendor ? "vendor" : "tensor_cores");
+      Impl::force_gpu_int8_gemm(engine);
+      forward(ExecSpace{}, tall, x.widened, y_want, options);
+      forward(ExecSpace{}, tall, x.half, y, options);
+      backward_input(ExecSpace{}, flat, g.widened, gx_want, options);
+      backward_input(ExecSpace{}, flat, g.half, gx, options);
+      EXPECT_TRUE(rounded_from(y, y_want));
+      EXPECT_TRUE(rounded_from(gx, gx_want));
+    }
+    Impl::force_gpu_int8_gemm(saved);
   }
 }
 

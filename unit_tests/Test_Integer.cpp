@@ -5,6 +5,7 @@
 #include "Test_Helpers.hpp"
 
 #include "IntegerReference.hpp"
+#include "engines/TernaryCounter_Capabilities.hpp"
 #include "engines/TernaryCounter_HostIsa.hpp"
 
 #include <cmath>
@@ -17,19 +18,32 @@
 namespace TernaryCounter::Test {
 namespace {
 
-/// Runs the body once per host engine of the integer products (this CPU's best: AMX or VNNI;
-/// VNNI; AVX2; the portable engine), each as TERNARYCOUNTER_HOST_ISA would choose it; other
-/// backends have one engine.
+/// Runs the body once per engine of the integer products: on hosts, each host engine (this
+/// CPU's best: AMX or VNNI; VNNI; AVX2; the portable engine) as TERNARYCOUNTER_HOST_ISA would
+/// choose it; on CUDA, the tensor-core engine and the vendor GEMM (TERNARYCOUNTER_GPU_INT8_GEMM);
+/// other backends have one engine.
 template <class Body>
 void for_each_engine(Body body) {
+  if constexpr (!std::is_same_v<MemSpace, Kokkos::HostSpace>) {
+    const Impl::GpuInt8Gemm saved = Impl::gpu_int8_gemm();
+    for (const Impl::GpuInt8Gemm engine :
+         {Impl::GpuInt8Gemm::tensor_cores, Impl::GpuInt8Gemm::vendor}) {
+      if (engine == Impl::GpuInt8Gemm::vendor && !Impl::Capabilities<ExecSpace>::tensor_core_int8) {
+        break;  // one GPU engine
+      }
+      Impl::force_gpu_int8_gemm(engine);
+      SCOPED_TRACE(engine == Impl::GpuInt8Gemm::vendor ? "GPU engine vendor"
+                                                       : "GPU engine tensor_cores");
+      body();
+    }
+    Impl::force_gpu_int8_gemm(saved);
+    return;
+  }
   const char* previous = std::getenv("TERNARYCOUNTER_HOST_ISA");
   const std::optional<std::string> saved =
       previous ? std::optional<std::string>(previous) : std::nullopt;
   for (const char* engine : {"default", "avx512", "avx2", "baseline"}) {
-    if (std::string(engine) != "default") {
-      if (!std::is_same_v<MemSpace, Kokkos::HostSpace>) break;
-      Impl::force_host_isa(engine);
-    }
+    if (std::string(engine) != "default") Impl::force_host_isa(engine);
     SCOPED_TRACE(std::string("engine ") + engine);
     body();
   }
@@ -77,9 +91,20 @@ const std::vector<Shape>& shapes() {
   return s;
 }
 
+/// shapes(), and products past the GPUs' few-sample kernels over a depth of a multiple of 16 (the
+/// tensor-core engine on CUDA): several 128 x 128 output tiles, short last tiles in both
+/// directions, a depth padded within and past the last 64-deep slice.
+std::vector<Shape> product_shapes() {
+  std::vector<Shape> s = shapes();
+  for (const Shape extra : {Shape{77, 200, 208}, Shape{300, 130, 144}, Shape{129, 129, 16}}) {
+    s.push_back(extra);
+  }
+  return s;
+}
+
 TEST(Integer, ForwardAndBackwardInputMatchTheReference) {
   SplitMix64 rng(42);
-  for (const Shape& sh : shapes()) {
+  for (const Shape& sh : product_shapes()) {
     SCOPED_TRACE("M " + std::to_string(sh.M) + " out " + std::to_string(sh.out) + " in " +
                  std::to_string(sh.in));
     const HostState host = random_state(sh.out, sh.in, 8, rng);

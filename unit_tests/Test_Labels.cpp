@@ -77,6 +77,13 @@ constexpr bool vendor_int8_gemm = std::is_same_v<ExecSpace, Kokkos::Cuda>;
 constexpr bool vendor_int8_gemm = false;
 #endif
 
+/// CUDA sm_80+: products past the few-sample kernels over a layer's `in` of a multiple of 16 run
+/// on the tensor-core engine (one kernel: decode, MMAs and epilogue).
+bool tensor_cores(std::int64_t in) {
+  return Impl::Capabilities<ExecSpace>::tensor_core_int8 &&
+         Impl::gpu_int8_gemm() == Impl::GpuInt8Gemm::tensor_cores && in % 16 == 0;
+}
+
 /// forward's integer path: a few samples decode codes in registers (hosts with VBMI and VNNI: up to
 /// HostInt8::few_samples; GPUs: up to 16 over a depth of a multiple of 16), others a product.
 std::vector<std::string> int8_forward_labels(std::int64_t M, std::int64_t in) {
@@ -86,6 +93,8 @@ std::vector<std::string> int8_forward_labels(std::int64_t M, std::int64_t in) {
   std::vector<std::string> labels = {"TernaryCounter::forward::quantize_x"};
   if (few) {
     labels.push_back("TernaryCounter::forward::int8_few_samples");
+  } else if (tensor_cores(in)) {
+    labels.push_back("TernaryCounter::forward::int8_product::tensor_cores");
   } else if (vendor_int8_gemm) {
     labels.push_back("TernaryCounter::forward::int8_decode_rows");
     labels.push_back("TernaryCounter::forward::int8_epilogue");
@@ -96,12 +105,16 @@ std::vector<std::string> int8_forward_labels(std::int64_t M, std::int64_t in) {
 }
 
 /// CUDA: a few samples over a depth of a multiple of 16 read the codes once
-/// (FewSampleInt8BackwardInput), more decode W for cuBLAS.
+/// (FewSampleInt8BackwardInput), more run on the tensor cores or decode W for cuBLAS.
 std::vector<std::string> int8_backward_input_labels(std::int64_t M, std::int64_t in) {
   if (vendor_int8_gemm && M <= 16 && in % 16 == 0) {
     return {"TernaryCounter::backward_input::quantize_grad_out",
             "TernaryCounter::backward_input::int8_few_samples",
             "TernaryCounter::backward_input::int8_few_samples_epilogue"};
+  }
+  if (tensor_cores(in)) {
+    return {"TernaryCounter::backward_input::quantize_grad_out",
+            "TernaryCounter::backward_input::int8_product::tensor_cores"};
   }
   if (vendor_int8_gemm) {
     return {"TernaryCounter::backward_input::quantize_grad_out",

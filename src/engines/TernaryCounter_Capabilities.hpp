@@ -10,6 +10,8 @@
 #include <Kokkos_Core.hpp>
 
 #include <cstdint>
+#include <cstdlib>
+#include <cstring>
 #include <type_traits>
 
 namespace TernaryCounter::Impl {
@@ -42,10 +44,44 @@ struct Capabilities {
   /// int8 backward_input and update_from_io of a few samples by kernels that read each code
   /// once (measured on CUDA only; HIP runs the general engines).
   static constexpr bool few_sample_int8_gpu = vendor_int8 != VendorInt8Gemm::none;
+  /// int8 forward and backward_input past the few-sample kernels on the tensor-core engine
+  /// (TensorCoreInt8Product: 8-bit MMAs, codes decoded into shared memory, the epilogue as it
+  /// stores): CUDA built for sm_80 or later.
+  static constexpr bool tensor_core_int8 =
+#if defined(KOKKOS_ENABLE_CUDA) && (defined(KOKKOS_ARCH_AMPERE) || defined(KOKKOS_ARCH_ADA89) || \
+                                    defined(KOKKOS_ARCH_HOPPER) || defined(KOKKOS_ARCH_BLACKWELL))
+      std::is_same_v<ExecSpace, Kokkos::Cuda>;
+#else
+      false;
+#endif
   /// FP32 update_from_io of a few samples by the row update alone, which forms the gradient
   /// (CUDA only, like the int8 one: HIP is compiled, never run).
   static constexpr bool few_sample_fp32_update = few_sample_int8_gpu;
 };
+
+/// The GPUs' int8 products past the few-sample kernels, where both serve: the vendor GEMM over
+/// blocks of decoded weights, or the tensor-core engine (TERNARYCOUNTER_GPU_INT8_GEMM=tensor_cores,
+/// read once per process). The vendor GEMM is the default: on one H100 it is the faster at every
+/// measured shape (docs/PERFORMANCE.md, "The tensor-core engine").
+enum class GpuInt8Gemm { vendor, tensor_cores };
+
+inline GpuInt8Gemm& gpu_int8_gemm_decision() {
+  static GpuInt8Gemm choice = [] {
+    const char* named = std::getenv("TERNARYCOUNTER_GPU_INT8_GEMM");
+    return named != nullptr && std::strcmp(named, "tensor_cores") == 0 ? GpuInt8Gemm::tensor_cores
+                                                                       : GpuInt8Gemm::vendor;
+  }();
+  return choice;
+}
+
+inline GpuInt8Gemm gpu_int8_gemm() {
+  return gpu_int8_gemm_decision();
+}
+
+/// Tests: chooses as TERNARYCOUNTER_GPU_INT8_GEMM would. Not while a kernel runs.
+inline void force_gpu_int8_gemm(GpuInt8Gemm choice) {
+  gpu_int8_gemm_decision() = choice;
+}
 
 /// Whether ExecSpace runs on the host (its engines are chosen by host_isa()).
 template <class ExecSpace>

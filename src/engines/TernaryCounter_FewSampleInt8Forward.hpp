@@ -5,15 +5,15 @@
 // the depth in chunks of 16 weights (12 bytes of codes: three 32-bit loads); each thread keeps
 // rows x samples int32 sums, and one team reduction adds them (an integer sum: any order).
 //
-// Decoding without branches: the 4 codes of a group are spread into the 4 bytes of a word, and
-// u = [code >= lv] + [code >= 2 lv] is formed in each byte by adding 128 - lv (no byte carries:
-// code < 64, lv <= 32) and taking bit 7. Then t = u - 1, so sum(t x) = sum(u x) - sum(x), and
-// sum(x) over the row is the quantizer's row sum: one 4-way byte dot product per 4 weights.
+// The codes decode without branches into u = t + 1 per byte (PackedBytes.hpp), so
+// sum(t x) = sum(u x) - sum(x), and sum(x) over the row is the quantizer's row sum: one 4-way
+// byte dot product per 4 weights.
 #pragma once
 
 #include "TernaryCounter_Codes.hpp"
 #include "TernaryCounter_PackedState.hpp"
 #include "engines/TernaryCounter_IntegerOperands.hpp"
+#include "engines/TernaryCounter_PackedBytes.hpp"
 
 #include <Kokkos_Core.hpp>
 
@@ -45,26 +45,6 @@ struct reduction_identity<TernaryCounter::Impl::IntSums<N>> {
 }  // namespace Kokkos
 
 namespace TernaryCounter::Impl {
-
-/// a . b of 4 signed bytes each, plus c.
-KOKKOS_INLINE_FUNCTION std::int32_t dot4(std::uint32_t a, std::uint32_t b, std::int32_t c) {
-#if defined(__CUDA_ARCH__)
-  return __dp4a(int(a), int(b), c);
-#else
-  for (int e = 0; e < 4; ++e) {
-    c += std::int32_t(std::int8_t(a >> (8 * e))) * std::int32_t(std::int8_t(b >> (8 * e)));
-  }
-  return c;
-#endif
-}
-
-/// u = [code >= lv] + [code >= 2 lv] in each byte, for the group's 4 codes (24-bit word).
-KOKKOS_INLINE_FUNCTION std::uint32_t ternary_plus_one(std::uint32_t group, std::uint32_t above_lv,
-                                                      std::uint32_t above_2lv) {
-  const std::uint32_t b = (group & 0x3Fu) | ((group << 2) & 0x3F00u) | ((group << 4) & 0x3F0000u) |
-                          ((group << 6) & 0x3F000000u);
-  return (((b + above_lv) >> 7) & 0x01010101u) + (((b + above_2lv) >> 7) & 0x01010101u);
-}
 
 /// forward of M <= S samples (xq: the quantized rows, with int8_padding_rows >= 16 zero rows past
 /// M); in a multiple of 16.
@@ -99,12 +79,10 @@ struct FewSampleInt8Forward {
           for (int r = 0; r < rows; ++r) {
             const std::int64_t o = Kokkos::min(o0 + r, out - 1);  // a short last team re-reads
             const std::uint32_t* bytes = reinterpret_cast<const std::uint32_t*>(&codes(o, 12 * c));
-            const std::uint32_t w0 = bytes[0], w1 = bytes[1], w2 = bytes[2];
-            const std::uint32_t u[4] = {
-                ternary_plus_one(w0 & 0xFFFFFFu, above_lv, above_2lv),
-                ternary_plus_one(((w0 >> 24) | (w1 << 8)) & 0xFFFFFFu, above_lv, above_2lv),
-                ternary_plus_one(((w1 >> 16) | (w2 << 16)) & 0xFFFFFFu, above_lv, above_2lv),
-                ternary_plus_one(w2 >> 8, above_lv, above_2lv)};
+            const std::uint32_t w[3] = {bytes[0], bytes[1], bytes[2]};
+            std::uint32_t u[4];
+            split_groups(w, u);
+            for (int q = 0; q < 4; ++q) u[q] = ternary_plus_one(u[q], above_lv, above_2lv);
             for (int m = 0; m < S; ++m) {
               std::int32_t s = acc.v[r * S + m];
               for (int w = 0; w < 4; ++w) s = dot4(u[w], x[m][w], s);

@@ -14,6 +14,7 @@
 #include "TernaryCounter_PackedState.hpp"
 #include "engines/TernaryCounter_FewSampleInt8Forward.hpp"
 #include "engines/TernaryCounter_IntegerOperands.hpp"
+#include "engines/TernaryCounter_PackedBytes.hpp"
 
 #include <Kokkos_Core.hpp>
 
@@ -21,33 +22,6 @@
 #include <type_traits>
 
 namespace TernaryCounter::Impl {
-
-/// Byte s of the 8 bytes (y:x) for each selector nibble (CUDA's __byte_perm, selectors < 8).
-KOKKOS_INLINE_FUNCTION std::uint32_t byte_perm(std::uint32_t x, std::uint32_t y,
-                                               std::uint32_t selector) {
-#if defined(__CUDA_ARCH__)
-  return __byte_perm(x, y, selector);
-#else
-  const std::uint64_t both = std::uint64_t(y) << 32 | x;
-  std::uint32_t r = 0;
-  for (int b = 0; b < 4; ++b) {
-    const std::uint32_t s = (selector >> (4 * b)) & 7u;
-    r |= std::uint32_t((both >> (8 * s)) & 0xFFu) << (8 * b);
-  }
-  return r;
-#endif
-}
-
-/// The 4 x 4 bytes of a[0..3] transposed: byte r of column[e] = byte e of a[r].
-KOKKOS_INLINE_FUNCTION void transpose_bytes(const std::uint32_t (&a)[4],
-                                            std::uint32_t (&column)[4]) {
-  const std::uint32_t lo01 = byte_perm(a[0], a[1], 0x5140u), hi01 = byte_perm(a[0], a[1], 0x7362u);
-  const std::uint32_t lo23 = byte_perm(a[2], a[3], 0x5140u), hi23 = byte_perm(a[2], a[3], 0x7362u);
-  column[0] = byte_perm(lo01, lo23, 0x5410u);
-  column[1] = byte_perm(lo01, lo23, 0x7632u);
-  column[2] = byte_perm(hi01, hi23, 0x5410u);
-  column[3] = byte_perm(hi01, hi23, 0x7632u);
-}
 
 /// sums[m, i] += sum over the slice's rows o of hq[m, o] * u[o, i] for S samples per thread.
 template <class ExecSpace, int S>
@@ -91,11 +65,8 @@ struct FewSampleInt8BackwardInput {
     for (std::int64_t o = first; o < last; o += 4) {
       std::uint32_t u[4][4];  // [row][group of 4 columns]
       for (int r = 0; r < 4; ++r) {
-        const std::uint32_t w0 = next[r][0], w1 = next[r][1], w2 = next[r][2];
-        u[r][0] = ternary_plus_one(w0 & 0xFFFFFFu, above_lv, above_2lv);
-        u[r][1] = ternary_plus_one(((w0 >> 24) | (w1 << 8)) & 0xFFFFFFu, above_lv, above_2lv);
-        u[r][2] = ternary_plus_one(((w1 >> 16) | (w2 << 16)) & 0xFFFFFFu, above_lv, above_2lv);
-        u[r][3] = ternary_plus_one(w2 >> 8, above_lv, above_2lv);
+        split_groups(next[r], u[r]);
+        for (int q = 0; q < 4; ++q) u[r][q] = ternary_plus_one(u[r][q], above_lv, above_2lv);
       }
       if (o + 4 < last) load_step(o + 4, next);
       std::uint32_t h[S];

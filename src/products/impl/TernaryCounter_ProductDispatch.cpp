@@ -3,9 +3,11 @@
 // products of up to 16 samples over aligned rows by FewSampleProduct (not on HIP: Tiling), other
 // products of a few samples by SmallBatchProduct, else the tile engine. int8 (SPEC §6): the
 // input quantized by rows, then the hosts' few-sample VBMI kernel, the GPUs' few-sample kernel,
-// the vendor GEMM (CUDA) or the integer engines (AVX2 / VNNI / AMX on hosts, else portable), in
-// that order where each serves. 16-bit inputs and outputs: int8 quantizes them as it reads and
-// rounds into them as it stores; FP32 runs on the input widened to float.
+// the tensor-core engine (CUDA sm_80+, when asked for: gpu_int8_gemm()), the vendor GEMM (CUDA)
+// or the integer engines (AVX2 / VNNI / AMX on hosts, else portable), in that order where each
+// serves. 16-bit inputs and outputs: int8
+// quantizes them as it reads and rounds into them as it stores; FP32 runs on the input widened to
+// float.
 #include "products/impl/TernaryCounter_ProductDispatch.hpp"
 
 #include "core/TernaryCounter_Validation.hpp"
@@ -22,6 +24,7 @@
 #include "engines/TernaryCounter_QuantizedRows.hpp"
 #include "engines/TernaryCounter_RowQuantizer.hpp"
 #include "engines/TernaryCounter_ScratchArena.hpp"
+#include "engines/TernaryCounter_TensorCoreInt8.hpp"
 #include "engines/TernaryCounter_TileGemm.hpp"
 #include "engines/TernaryCounter_TileGemmLaunch.hpp"
 #include "engines/TernaryCounter_Widening.hpp"
@@ -64,6 +67,8 @@ enum class Int8ProductEngine {
   host_few_sample,  ///< hosts with VBMI and VNNI: codes decoded in registers, each weight used M
                     ///< times
   gpu_few_sample,   ///< GPUs: each packed code read once
+  tensor_cores,     ///< CUDA sm_80+ where gpu_int8_gemm() asks for it: 8-bit MMAs on codes
+                    ///< decoded into shared memory, the epilogue as it stores
   vendor_gemm,      ///< the vendor GEMM over blocks of decoded weights (the integer engine where
                     ///< it declines)
   integer,          ///< the integer engine: AVX2 / VNNI / AMX on hosts (host_isa()), else portable
@@ -80,6 +85,10 @@ Int8ProductEngine int8_forward_engine(std::int64_t M, std::int64_t in) {
   if (Caps::few_sample_int8_forward && few_sample_int8_forward_serves(M, in)) {
     return Int8ProductEngine::gpu_few_sample;
   }
+  if (Caps::tensor_core_int8 && gpu_int8_gemm() == GpuInt8Gemm::tensor_cores &&
+      tensor_core_int8_serves(in)) {
+    return Int8ProductEngine::tensor_cores;
+  }
   return Caps::vendor_int8 != VendorInt8Gemm::none ? Int8ProductEngine::vendor_gemm
                                                    : Int8ProductEngine::integer;
 }
@@ -89,6 +98,10 @@ Int8ProductEngine int8_backward_input_engine(std::int64_t M, std::int64_t in) {
   using Caps = Capabilities<ExecSpace>;
   if (Caps::few_sample_int8_gpu && few_sample_backward_input_sums(M, in) > 0) {
     return Int8ProductEngine::gpu_few_sample;
+  }
+  if (Caps::tensor_core_int8 && gpu_int8_gemm() == GpuInt8Gemm::tensor_cores &&
+      tensor_core_int8_serves(in)) {
+    return Int8ProductEngine::tensor_cores;
   }
   return Caps::vendor_int8 != VendorInt8Gemm::none ? Int8ProductEngine::vendor_gemm
                                                    : Int8ProductEngine::integer;
@@ -126,6 +139,15 @@ void forward_int8(const ExecSpace& space,
       return;
     }
   }
+  if constexpr (Capabilities<ExecSpace>::tensor_core_int8) {
+    if (engine == Int8ProductEngine::tensor_cores) {
+      const std::int64_t depth = xq.q.extent(1);
+      TensorCoreInt8Product<ExecSpace, Int8TileRows<Mem>, WeightTileRows<Mem>, decltype(epilogue)>{
+          {xq.q}, {{state.codes, state.C}}, epilogue, M, state.out(), depth}
+          .run(space, "TernaryCounter::forward::int8_product::tensor_cores");
+      return;
+    }
+  }
   if constexpr (vendor_gemm_space<ExecSpace>) {
     if (engine == Int8ProductEngine::vendor_gemm &&
         vendor_product<DecodeWeightRows>(space, arena, state, xq, y, epilogue,
@@ -159,6 +181,16 @@ void backward_input_int8(const ExecSpace& space,
                                          stream_key(seed, int8_backward_input_tag), sample_offset}
       .run(space, "TernaryCounter::backward_input::quantize_grad_out");
   const BackwardInputEpilogue<Mem, U> epilogue{grad_x, hq.scale};
+  if constexpr (Capabilities<ExecSpace>::tensor_core_int8) {
+    if (engine == Int8ProductEngine::tensor_cores) {
+      const std::int64_t depth = hq.q.extent(1);
+      TensorCoreInt8Product<ExecSpace, Int8TileRows<Mem>, WeightTileColumns<Mem>,
+                            decltype(epilogue)>{
+          {hq.q}, {{state.codes, state.C}}, epilogue, M, state.in(), depth}
+          .run(space, "TernaryCounter::backward_input::int8_product::tensor_cores");
+      return;
+    }
+  }
   if constexpr (vendor_gemm_space<ExecSpace>) {  // (HIP: the integer engine, unmeasured there)
     if (engine == Int8ProductEngine::gpu_few_sample) {
       const Kokkos::View<std::int32_t**, Kokkos::LayoutRight, Mem> sums(
