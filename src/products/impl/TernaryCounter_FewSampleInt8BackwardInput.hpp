@@ -12,7 +12,6 @@
 #pragma once
 
 #include "TernaryCounter_PackedState.hpp"
-#include "engines/TernaryCounter_FewSampleInt8Forward.hpp"
 #include "engines/TernaryCounter_IntegerOperands.hpp"
 #include "engines/TernaryCounter_PackedBytes.hpp"
 
