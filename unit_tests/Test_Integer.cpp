@@ -24,19 +24,19 @@ namespace {
 /// other backends have one engine.
 template <class Body>
 void for_each_engine(Body body) {
-  if constexpr (!std::is_same_v<MemSpace, Kokkos::HostSpace>) {
+  if constexpr (Impl::Capabilities<ExecSpace>::tensor_core_int8) {
     const Impl::GpuInt8Gemm saved = Impl::gpu_int8_gemm();
     for (const Impl::GpuInt8Gemm engine :
          {Impl::GpuInt8Gemm::tensor_cores, Impl::GpuInt8Gemm::vendor}) {
-      if (engine == Impl::GpuInt8Gemm::vendor && !Impl::Capabilities<ExecSpace>::tensor_core_int8) {
-        break;  // one GPU engine
-      }
       Impl::force_gpu_int8_gemm(engine);
       SCOPED_TRACE(engine == Impl::GpuInt8Gemm::vendor ? "GPU engine vendor"
                                                        : "GPU engine tensor_cores");
       body();
     }
     Impl::force_gpu_int8_gemm(saved);
+    return;
+  } else if constexpr (!std::is_same_v<MemSpace, Kokkos::HostSpace>) {
+    body();  // one GPU engine
     return;
   }
   const char* previous = std::getenv("TERNARYCOUNTER_HOST_ISA");

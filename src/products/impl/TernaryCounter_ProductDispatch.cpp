@@ -5,9 +5,8 @@
 // input quantized by rows, then the hosts' few-sample VBMI kernel, the GPUs' few-sample kernel,
 // the tensor-core engine (CUDA sm_80+, when asked for: gpu_int8_gemm()), the vendor GEMM (CUDA)
 // or the integer engines (AVX2 / VNNI / AMX on hosts, else portable), in that order where each
-// serves. 16-bit inputs and outputs: int8
-// quantizes them as it reads and rounds into them as it stores; FP32 runs on the input widened to
-// float.
+// serves. 16-bit inputs and outputs: int8 quantizes them as it reads and rounds into them as it
+// stores; FP32 runs on the input widened to float.
 #include "products/impl/TernaryCounter_ProductDispatch.hpp"
 
 #include "core/TernaryCounter_Validation.hpp"
@@ -74,6 +73,14 @@ enum class Int8ProductEngine {
   integer,          ///< the integer engine: AVX2 / VNNI / AMX on hosts (host_isa()), else portable
 };
 
+/// Whether forward and backward_input past the few-sample kernels run on the tensor-core engine:
+/// built for it, asked for, and a layer it serves.
+template <class ExecSpace>
+bool runs_tensor_cores(std::int64_t in) {
+  return Capabilities<ExecSpace>::tensor_core_int8 &&
+         gpu_int8_gemm() == GpuInt8Gemm::tensor_cores && tensor_core_int8_serves(in);
+}
+
 template <class ExecSpace>
 Int8ProductEngine int8_forward_engine(std::int64_t M, std::int64_t in) {
   using Caps = Capabilities<ExecSpace>;
@@ -85,10 +92,7 @@ Int8ProductEngine int8_forward_engine(std::int64_t M, std::int64_t in) {
   if (Caps::few_sample_int8_forward && few_sample_int8_forward_serves(M, in)) {
     return Int8ProductEngine::gpu_few_sample;
   }
-  if (Caps::tensor_core_int8 && gpu_int8_gemm() == GpuInt8Gemm::tensor_cores &&
-      tensor_core_int8_serves(in)) {
-    return Int8ProductEngine::tensor_cores;
-  }
+  if (runs_tensor_cores<ExecSpace>(in)) return Int8ProductEngine::tensor_cores;
   return Caps::vendor_int8 != VendorInt8Gemm::none ? Int8ProductEngine::vendor_gemm
                                                    : Int8ProductEngine::integer;
 }
@@ -99,10 +103,7 @@ Int8ProductEngine int8_backward_input_engine(std::int64_t M, std::int64_t in) {
   if (Caps::few_sample_int8_gpu && few_sample_backward_input_sums(M, in) > 0) {
     return Int8ProductEngine::gpu_few_sample;
   }
-  if (Caps::tensor_core_int8 && gpu_int8_gemm() == GpuInt8Gemm::tensor_cores &&
-      tensor_core_int8_serves(in)) {
-    return Int8ProductEngine::tensor_cores;
-  }
+  if (runs_tensor_cores<ExecSpace>(in)) return Int8ProductEngine::tensor_cores;
   return Caps::vendor_int8 != VendorInt8Gemm::none ? Int8ProductEngine::vendor_gemm
                                                    : Int8ProductEngine::integer;
 }
