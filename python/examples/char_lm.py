@@ -128,6 +128,9 @@ def parse_args(argv=None):
     # than the library's floor of 1e-3 on both corpora (docs/PERFORMANCE.md, "the RMS floor").
     update_options.add_update_options(p, rms_eps=1e-8)
     p.add_argument("--C", type=int, default=8, help="the TernaryLinear layers' counter depth")
+    p.add_argument("--sub-norm", action="store_true",
+                   help="a LayerNorm before each block's attention output and MLP down "
+                        "projections too (BitNet's SubLN placement), not only before qkv and fc")
     p.add_argument("--init-gain", type=float, default=1.0,
                    help="TernaryLinear init scale as a multiple of 1/sqrt(2 in / 3)")
     p.add_argument("--seed", type=int, default=1)
@@ -258,19 +261,23 @@ def ternary_linear_class():
 
 
 class Block(nn.Module):
-    def __init__(self, d, heads, linear):
+    def __init__(self, d, heads, linear, sub_norm=False):
         super().__init__()
         self.heads = heads
         self.ln1, self.ln2 = nn.LayerNorm(d), nn.LayerNorm(d)
         self.qkv, self.proj = linear(d, 3 * d, False), linear(d, d, True)
         self.fc, self.out = linear(d, 4 * d, False), linear(4 * d, d, True)
+        # SubLN: the projections that read attention's and the MLP's outputs see normalized
+        # inputs too, so every layer's per-row int8 quantization sees a steady range.
+        self.ln_proj = nn.LayerNorm(d) if sub_norm else nn.Identity()
+        self.ln_out = nn.LayerNorm(4 * d) if sub_norm else nn.Identity()
 
     def forward(self, x):
         b, t, d = x.shape
         q, k, v = self.qkv(self.ln1(x)).view(b, t, 3, self.heads, d // self.heads).unbind(2)
         a = attention(q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2))
-        x = x + self.proj(a.transpose(1, 2).reshape(b, t, d))
-        return x + self.out(F.gelu(self.fc(self.ln2(x))))
+        x = x + self.proj(self.ln_proj(a.transpose(1, 2).reshape(b, t, d)))
+        return x + self.out(self.ln_out(F.gelu(self.fc(self.ln2(x)))))
 
 
 def attention(q, k, v):
@@ -283,11 +290,11 @@ def attention(q, k, v):
 
 
 class CharGPT(nn.Module):
-    def __init__(self, vocab, d, layers, heads, context, linear):
+    def __init__(self, vocab, d, layers, heads, context, linear, sub_norm=False):
         super().__init__()
         self.token = nn.Embedding(vocab, d)
         self.position = nn.Embedding(context, d)
-        self.blocks = nn.ModuleList(Block(d, heads, linear) for _ in range(layers))
+        self.blocks = nn.ModuleList(Block(d, heads, linear, sub_norm) for _ in range(layers))
         self.ln = nn.LayerNorm(d)
         self.head = nn.Linear(d, vocab, bias=False)
 
@@ -322,7 +329,8 @@ def build_model(args, vocab, device):
                            seed=args.seed * 1000 + number, init_seed=args.seed * 1000 + number,
                            init_scale=gain / math.sqrt(2.0 * n_in / 3.0))
 
-    model = CharGPT(vocab, args.d_model, args.layers, args.heads, args.context, linear)
+    model = CharGPT(vocab, args.d_model, args.layers, args.heads, args.context, linear,
+                    args.sub_norm)
     for m in model.modules():
         if isinstance(m, nn.Embedding):
             nn.init.normal_(m.weight, 0.0, 0.02)
