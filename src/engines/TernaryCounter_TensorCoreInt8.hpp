@@ -8,9 +8,9 @@
 //
 // A team of 256 threads (8 warps, 2 x 4) takes a 128 x 128 tile of the output over the whole
 // depth, 64 deep at a time: while the warps multiply one depth slice from shared memory, each
-// thread holds the next slice's global loads in registers (one shared buffer, loads in flight
-// behind the MMAs). Shared rows are 80 bytes apart, so the 8 rows a fragment load touches fall
-// on distinct banks.
+// thread holds the next slice's global loads in registers and then stages them into the other
+// of two shared buffers (one barrier per slice). Fragments load by ldmatrix; shared rows are 80
+// bytes apart, so the 8 rows of each of its 8 x 16-byte matrices fall on distinct banks.
 #pragma once
 
 #include "TernaryCounter_Codes.hpp"
@@ -187,6 +187,21 @@ KOKKOS_INLINE_FUNCTION void mma_16x8x32(std::int32_t c[4], const std::uint32_t a
 #endif
 }
 
+/// The four 8 x 16-byte matrices at the lanes' row addresses in shared memory (ldmatrix .x4):
+/// lane l receives bytes 4 (l % 4) .. + 3 of row l / 4 of each, an m16n8k32 fragment's layout.
+KOKKOS_INLINE_FUNCTION void load_matrices(const std::uint8_t* row, std::uint32_t r[4]) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  const unsigned address = static_cast<unsigned>(__cvta_generic_to_shared(row));
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(address)
+               : "memory");
+#else
+  (void)row;
+  for (int e = 0; e < 4; ++e) r[e] = 0;
+#endif
+}
+
 /// out(r, c) = epilogue of sum over k of A[r, k] B[c, k], for r < rows, c < cols: A and B staged
 /// by their loaders (A: rows of the output; B: its columns), depth `depth` (a multiple of 64,
 /// both operands zero past their own depth).
@@ -206,43 +221,53 @@ struct TensorCoreInt8Product {
     const std::int64_t c0 = team.league_rank() % col_tiles * Tile::cols;
     const int thread = team.team_rank(), lane = thread % 32, warp = thread / 32;
     const int wr = warp % 2 * 64, wc = warp / 2 * 32;  // the warp's 64 x 32 of the tile
-    const int g = lane / 4, t4 = lane % 4 * 4;         // the fragments' row and depth offsets
-    std::uint8_t* a_slice = static_cast<std::uint8_t*>(
-        team.team_scratch(0).get_shmem_aligned(2 * Tile::slice_bytes, 16));
-    std::uint8_t* b_slice = a_slice + Tile::slice_bytes;
+    const int g = lane / 4;                            // the accumulators' row
+    // Two stages of A's and B's slices: a slice is staged into one while the MMAs read the other.
+    std::uint8_t* slices = static_cast<std::uint8_t*>(
+        team.team_scratch(0).get_shmem_aligned(4 * Tile::slice_bytes, 16));
+    // Each lane's row address of ldmatrix's four 8 x 16-byte matrices: A's (rows +0 / +8, depth
+    // +0 / +16) are one m16n8k32 fragment; B's two 8-column fragments (columns +0 / +8).
+    const int a_row = wr + lane % 8 + 8 * (lane / 8 % 2), a_depth = 16 * (lane / 16);
+    const int b_row = wc + lane % 8 + 8 * (lane / 16), b_depth = 16 * (lane / 8 % 2);
     std::int32_t acc[4][4][4] = {};
-    auto a_next = a.fetch(r0, 0, thread);
-    auto b_next = b.fetch(c0, 0, thread);
+    a.commit(a.fetch(r0, 0, thread), slices, thread);
+    b.commit(b.fetch(c0, 0, thread), slices + Tile::slice_bytes, thread);
+    team.team_barrier();
+    int stage = 0;
     for (std::int64_t k0 = 0; k0 < depth; k0 += Tile::depth) {
-      a.commit(a_next, a_slice, thread);
-      b.commit(b_next, b_slice, thread);
-      team.team_barrier();
-      if (k0 + Tile::depth < depth) {  // the next slice's loads, in flight behind the MMAs
+      const bool more = k0 + Tile::depth < depth;
+      typename ALoad::Staged a_next;
+      typename BLoad::Staged b_next;
+      if (more) {  // the next slice's loads, in flight behind the MMAs
         a_next = a.fetch(r0, k0 + Tile::depth, thread);
         b_next = b.fetch(c0, k0 + Tile::depth, thread);
       }
+      const std::uint8_t* a_slice = slices + 2 * stage * Tile::slice_bytes;
+      const std::uint8_t* b_slice = a_slice + Tile::slice_bytes;
       TERNARYCOUNTER_UNROLL
       for (int ks = 0; ks < Tile::depth; ks += 32) {
         std::uint32_t af[4][4], bf[4][2];
         TERNARYCOUNTER_UNROLL
         for (int i = 0; i < 4; ++i) {
-          const std::uint8_t* p = a_slice + (wr + 16 * i + g) * Tile::pitch + ks + t4;
-          af[i][0] = *reinterpret_cast<const std::uint32_t*>(p);
-          af[i][1] = *reinterpret_cast<const std::uint32_t*>(p + 8 * Tile::pitch);
-          af[i][2] = *reinterpret_cast<const std::uint32_t*>(p + 16);
-          af[i][3] = *reinterpret_cast<const std::uint32_t*>(p + 8 * Tile::pitch + 16);
+          load_matrices(a_slice + (a_row + 16 * i) * Tile::pitch + ks + a_depth, af[i]);
         }
         TERNARYCOUNTER_UNROLL
-        for (int j = 0; j < 4; ++j) {
-          const std::uint8_t* p = b_slice + (wc + 8 * j + g) * Tile::pitch + ks + t4;
-          bf[j][0] = *reinterpret_cast<const std::uint32_t*>(p);
-          bf[j][1] = *reinterpret_cast<const std::uint32_t*>(p + 16);
+        for (int j = 0; j < 4; j += 2) {
+          std::uint32_t pair[4];
+          load_matrices(b_slice + (b_row + 8 * j) * Tile::pitch + ks + b_depth, pair);
+          bf[j][0] = pair[0], bf[j][1] = pair[1], bf[j + 1][0] = pair[2], bf[j + 1][1] = pair[3];
         }
         TERNARYCOUNTER_UNROLL
         for (int i = 0; i < 4; ++i) {
           TERNARYCOUNTER_UNROLL
           for (int j = 0; j < 4; ++j) mma_16x8x32(acc[i][j], af[i], bf[j]);
         }
+      }
+      if (more) {  // into the other stage, which every warp finished reading before the barrier
+        stage ^= 1;
+        std::uint8_t* next = slices + 2 * stage * Tile::slice_bytes;
+        a.commit(a_next, next, thread);
+        b.commit(b_next, next + Tile::slice_bytes, thread);
       }
       team.team_barrier();
     }
@@ -268,7 +293,7 @@ struct TensorCoreInt8Product {
         (rows + Tile::rows - 1) / Tile::rows * ((cols + Tile::cols - 1) / Tile::cols);
     Kokkos::parallel_for(label,
                          Policy(space, tiles, Tile::threads)
-                             .set_scratch_size(0, Kokkos::PerTeam(2 * Tile::slice_bytes + 16)),
+                             .set_scratch_size(0, Kokkos::PerTeam(4 * Tile::slice_bytes + 16)),
                          *this);
   }
 };
