@@ -24,7 +24,8 @@ ternary layers' updates (no optimizer holds them); AdamW steps the torch paramet
 then cosine schedule scales AdamW's lr and the ternary layers' lr alike. The ternary layers'
 rms_eps is 1e-8 (--rms-eps), below their rows' gradient RMS, where the library's default floor
 of 1e-3 lies above most rows' RMS and turns their step into SGD (docs/PERFORMANCE.md, "The
-kernel corpus, and the RMS floor").
+kernel corpus, and the RMS floor"); their rms_beta is 0.6 (--rms-beta), which bounds a row's
+normalized step when its gradient jumps (docs/PERFORMANCE.md, "The RMS moment's decay").
 
 Lines (every --eval-every steps, and a final: line): step, train loss (mean since the last
 line), validation loss (--eval-batches fixed windows), tokens/s of the training steps (the
@@ -126,7 +127,9 @@ def parse_args(argv=None):
     p.add_argument("--lr-scale", type=float, default=0.02, help="the TernaryLinear layers' lr_scale")
     # rms_eps below the rows' gradient RMS, so that every row takes the normalized step: better
     # than the library's floor of 1e-3 on both corpora (docs/PERFORMANCE.md, "the RMS floor").
-    update_options.add_update_options(p, rms_eps=1e-8)
+    # rms_beta 0.6: v follows the current gradient, so a batch whose gradient jumps cannot take
+    # a step many times the usual size (docs/PERFORMANCE.md, "The RMS moment's decay").
+    update_options.add_update_options(p, rms_eps=1e-8, rms_beta=0.6)
     p.add_argument("--C", type=int, default=8, help="the TernaryLinear layers' counter depth")
     p.add_argument("--sub-norm", action="store_true",
                    help="a LayerNorm before each block's attention output and MLP down "

@@ -4,10 +4,12 @@ command lines, and the RMS moment's bias correction as an lr factor (--rms-warmu
 import math
 
 
-def add_update_options(parser, rms_eps=1e-3):
-    """--rms-beta, --rms-eps (default rms_eps), --clip and --rms-warmup (the other update settings
-    differ in the two examples: their lr is per layer in one and per fan-in in the other)."""
-    parser.add_argument("--rms-beta", type=float, default=0.99, help="the TernaryLinear rms_beta")
+def add_update_options(parser, rms_eps=1e-3, rms_beta=0.99):
+    """--rms-beta (default rms_beta), --rms-eps (default rms_eps), --clip and --rms-warmup (the
+    other update settings differ in the two examples: their lr is per layer in one and per fan-in
+    in the other)."""
+    parser.add_argument("--rms-beta", type=float, default=rms_beta,
+                        help=f"the TernaryLinear rms_beta (default {rms_beta:g})")
     parser.add_argument("--rms-eps", type=float, default=rms_eps,
                         help=f"the TernaryLinear rms_eps (default {rms_eps:g})")
     parser.add_argument("--clip", type=float, default=0.0, help="the TernaryLinear clip")

@@ -121,6 +121,26 @@ def test_both_models_have_the_same_layers_and_batches():
                            char_lm.batch_offsets(5, 4, 1000, 2))
 
 
+def test_sub_norm_puts_a_layer_norm_before_the_attention_output_and_mlp_down_projections():
+    import torch
+
+    char_lm = load_example()
+    args = char_lm.parse_args(SMALL[2:] + ["--sub-norm"])
+    model = char_lm.build_model(args, 63, torch.device("cpu"))
+    block = model.blocks[0]
+    assert isinstance(block.ln_proj, torch.nn.LayerNorm) and block.ln_proj.normalized_shape == (32,)
+    assert isinstance(block.ln_out, torch.nn.LayerNorm) and block.ln_out.normalized_shape == (128,)
+    # Without the option the block has no such norms, and both models compute the same shapes.
+    plain = char_lm.build_model(char_lm.parse_args(SMALL[2:]), 63, torch.device("cpu"))
+    assert isinstance(plain.blocks[0].ln_proj, torch.nn.Identity)
+    idx = torch.randint(0, 63, (2, 16))
+    assert model(idx).shape == plain(idx).shape == (2, 16, 63)
+    # The norms reach AdamW.
+    optimized = {id(p) for group in char_lm.build_optimizer(model, args).param_groups
+                 for p in group["params"]}
+    assert id(block.ln_out.weight) in optimized
+
+
 def free_port():
     import socket
     with socket.socket() as s:
