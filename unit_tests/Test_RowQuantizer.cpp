@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // engines/TernaryCounter_RowQuantizer.hpp against the host-loop reference, bit for bit:
 // forward's nearest rounding of x and backward_input's stochastic rounding of grad_out * scale,
-// with zero, non-finite and empty rows, the padding, and (hosts) the AVX-512 and scalar copies.
+// with zero, non-finite and empty rows, the padding, (hosts) the AVX-512 and scalar copies, and
+// the GPUs' kernel of rows by vector lanes on every backend.
 #include "Test_Helpers.hpp"
 
 #include "IntegerReference.hpp"
@@ -35,10 +36,12 @@ struct Quantized {
   std::vector<std::int32_t> sums;
 };
 
-/// Runs RowQuantizer<Scaled, Stochastic> on src [R, K] (times column_scale when Scaled).
+/// Runs RowQuantizer<Scaled, Stochastic> on src [R, K] (times column_scale when Scaled): its own
+/// launch, or (by_lanes) the GPUs' kernel of rows by vector lanes on any backend.
 template <bool Scaled, bool Stochastic>
 Quantized run(const std::vector<float>& src, std::int64_t R, std::int64_t K,
-              const std::vector<float>& column_scale, std::uint32_t key, std::int64_t first_row) {
+              const std::vector<float>& column_scale, std::uint32_t key, std::int64_t first_row,
+              bool by_lanes) {
   const ExecSpace space;
   Impl::ScratchArena<ExecSpace> arena(space, Impl::QuantizedRows<MemSpace>::bytes(R, K));
   const Impl::QuantizedRows<MemSpace> dst(space, arena, R, K);
@@ -47,9 +50,13 @@ Quantized run(const std::vector<float>& src, std::int64_t R, std::int64_t K,
       scale_d,
       Kokkos::View<const float*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(
           column_scale.data(), column_scale.size()));
-  Impl::RowQuantizer<ExecSpace, Scaled, Stochastic>{to_device(src, R, K), scale_d, dst, key,
-                                                    first_row}
-      .run(space, "TernaryCounter::test::row_quantizer");
+  const Impl::RowQuantizer<ExecSpace, Scaled, Stochastic> quantizer{to_device(src, R, K), scale_d,
+                                                                    dst, key, first_row};
+  if (by_lanes) {
+    quantizer.run_rows_by_lanes(space, "TernaryCounter::test::row_quantizer");
+  } else {
+    quantizer.run(space, "TernaryCounter::test::row_quantizer");
+  }
   const auto q = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, dst.q);
   const auto scale = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, dst.scale);
   const auto sums = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, dst.sums);
@@ -64,7 +71,8 @@ Quantized run(const std::vector<float>& src, std::int64_t R, std::int64_t K,
   return got;
 }
 
-/// Every host copy of the quantizer (AVX-512 where the CPU has it, scalar), or the one of a GPU.
+/// Every host copy of the quantizer (AVX-512 where the CPU has it, scalar), or the one of a GPU,
+/// then the kernel of rows by vector lanes (the GPUs' past a few rows): body(by_lanes).
 template <class Body>
 void for_each_copy(Body body) {
   const char* previous = std::getenv("TERNARYCOUNTER_HOST_ISA");
@@ -75,20 +83,22 @@ void for_each_copy(Body body) {
       Impl::force_host_isa(isa);
     }
     SCOPED_TRACE(std::string("host ISA ") + isa);
-    body();
+    body(false);
   }
   Impl::force_host_isa(previous ? saved.c_str() : nullptr);
+  SCOPED_TRACE("rows by vector lanes");
+  body(true);
 }
 
 TEST(RowQuantizer, NearestRoundingIsTheReference) {
   using namespace Reference::Int8;
-  for_each_copy([] {
+  for_each_copy([](bool by_lanes) {
     SplitMix64 rng(21);
     for (const auto& shape : std::vector<std::pair<std::int64_t, std::int64_t>>{
-             {1, 1}, {3, 16}, {4, 37}, {5, 64}, {9, 130}, {2, 0}}) {
+             {1, 1}, {3, 16}, {4, 37}, {5, 64}, {9, 130}, {2, 0}, {19, 300}}) {
       const std::int64_t R = shape.first, K = shape.second;  // plain locals: lambdas capture them
       const std::vector<float> x = rows_with_special_values(R, K, rng);
-      const Quantized got = run<false, false>(x, R, K, {}, 0, 0);
+      const Quantized got = run<false, false>(x, R, K, {}, 0, 0, by_lanes);
       const std::int64_t Kp = Impl::padded_depth(K);
       ASSERT_EQ(std::int64_t(got.q.size()), (R + Impl::int8_padding_rows) * Kp);
       for (std::int64_t r = 0; r < R + Impl::int8_padding_rows; ++r) {
@@ -112,18 +122,19 @@ TEST(RowQuantizer, NearestRoundingIsTheReference) {
 
 TEST(RowQuantizer, StochasticRoundingOfScaledRowsIsTheReference) {
   using namespace Reference::Int8;
-  for_each_copy([] {
+  for_each_copy([](bool by_lanes) {
     SplitMix64 rng(22);
     const std::uint32_t seed = 1234;
     for (const auto& shape :
-         std::vector<std::pair<std::int64_t, std::int64_t>>{{1, 5}, {4, 33}, {7, 96}}) {
+         std::vector<std::pair<std::int64_t, std::int64_t>>{{1, 5}, {4, 33}, {7, 96}, {17, 258}}) {
       const std::int64_t R = shape.first, K = shape.second;  // plain locals: lambdas capture them
       const std::int64_t first_row = 11;
       const std::vector<float> g = rows_with_special_values(R, K, rng);
       std::vector<float> column_scale(K);
       for (float& s : column_scale) s = rng.uniform(0.01f, 2.0f);
-      const Quantized got = run<true, true>(
-          g, R, K, column_scale, Impl::stream_key(seed, Impl::int8_backward_input_tag), first_row);
+      const Quantized got = run<true, true>(g, R, K, column_scale,
+                                            Impl::stream_key(seed, Impl::int8_backward_input_tag),
+                                            first_row, by_lanes);
       const std::int64_t Kp = Impl::padded_depth(K);
       for (std::int64_t r = 0; r < R; ++r) {
         const auto v = [&](std::int64_t k) { return g[r * K + k] * column_scale[k]; };

@@ -21,8 +21,8 @@ namespace TernaryCounter::Impl {
 /// or stochastic on the stream `key` with elem = (first_row + r) * K + k (SPEC §6, forward /
 /// backward_input; first_row: the global index of row 0). A 16-bit src (T) is widened as it is
 /// read: the widening is exact, so the bits are those of the float matrix.
-/// GPUs: a team per row, the absmax a team reduction (a max: any order). Hosts: a thread per row
-/// in loops that vectorize.
+/// GPUs: a row per vector of lanes, the absmax a reduction over them (a max: any order). Hosts: a
+/// thread per row in loops that vectorize.
 template <class ExecSpace, bool Scaled, bool Stochastic, class T = float>
 struct RowQuantizer {
   using Mem = typename ExecSpace::memory_space;
@@ -84,31 +84,59 @@ struct RowQuantizer {
     dst.sums(r) = sum;
   }
 
-  /// GPUs: row league_rank() by a team.
+  /// GPUs: rows by the threads of a team (team_rows of them), each row's columns by its thread's
+  /// vector lanes (a warp on CUDA), 4 columns a lane: the absmax and the row sum reduce across
+  /// the lanes only (no team barrier), the second pass reads the row again from cache, and the
+  /// int8 results are stored 4 to a 32-bit word.
+  static constexpr int team_rows = 8;
   KOKKOS_INLINE_FUNCTION void operator()(const member_type& team) const {
-    const std::int64_t r = team.league_rank();
-    const std::int64_t depth = src.extent(1), padded = dst.q.extent(1);
-    float amax = 0.0f;
-    Kokkos::parallel_reduce(
-        Kokkos::TeamThreadRange(team, depth),
-        [&](std::int64_t k, float& m) { m = absmax_join(m, absmax_term(value(r, k))); },
-        Kokkos::Max<float>(amax));
-    amax = absmax_join(0.0f, amax);  // a row of no columns
-    const QuantizeRule rule(amax);
-    const std::uint32_t row_elem = element_index(first_row + r, depth, 0);
-    std::int32_t sum = 0;
-    Kokkos::parallel_reduce(
-        Kokkos::TeamThreadRange(team, padded),
-        [&](std::int64_t k, std::int32_t& acc) {
-          const int q = k < depth ? quantize(rule, row_elem, r, k) : 0;
-          dst.q(r, k) = std::int8_t(q);
-          acc += q;
-        },
-        sum);
-    Kokkos::single(Kokkos::PerTeam(team), [&]() {
-      dst.scale(r) = dequantization_scale(amax);
-      dst.sums(r) = sum;
+    const std::int64_t first = std::int64_t(team.league_rank()) * team.team_size();
+    const std::int64_t left = std::int64_t(src.extent(0)) - first;
+    const std::int64_t rows = left < team.team_size() ? left : team.team_size();
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, rows), [&](std::int64_t i) {
+      const std::int64_t r = first + i;
+      const std::int64_t depth = src.extent(1), groups = dst.q.extent(1) / 4;
+      float amax = 0.0f;
+      Kokkos::parallel_reduce(
+          Kokkos::ThreadVectorRange(team, (depth + 3) / 4),
+          [&](std::int64_t g, float& m) {
+            for (std::int64_t k = 4 * g; k < 4 * g + 4 && k < depth; ++k) {
+              m = absmax_join(m, absmax_term(value(r, k)));
+            }
+          },
+          Kokkos::Max<float>(amax));
+      amax = absmax_join(0.0f, amax);  // a row of no columns
+      const QuantizeRule rule(amax);
+      const std::uint32_t row_elem = element_index(first_row + r, depth, 0);
+      std::int32_t sum = 0;
+      Kokkos::parallel_reduce(
+          Kokkos::ThreadVectorRange(team, groups),
+          [&](std::int64_t g, std::int32_t& acc) {
+            std::uint32_t word = 0;
+            for (int e = 0; e < 4; ++e) {
+              const std::int64_t k = 4 * g + e;
+              const int q = k < depth ? quantize(rule, row_elem, r, k) : 0;
+              word |= std::uint32_t(std::uint8_t(std::int8_t(q))) << (8 * e);
+              acc += q;
+            }
+            *reinterpret_cast<std::uint32_t*>(&dst.q(r, 4 * g)) = word;  // Kp: whole words
+          },
+          sum);
+      Kokkos::single(Kokkos::PerThread(team), [&]() {
+        dst.scale(r) = dequantization_scale(amax);
+        dst.sums(r) = sum;
+      });
     });
+  }
+
+  /// The GPUs' launch of the kernel above (the tests run it on hosts too: a row a team, a lane a
+  /// thread).
+  void run_rows_by_lanes(const ExecSpace& space, const char* label) const {
+    const std::int64_t rows = src.extent(0);
+    const int threads = host ? 1 : team_rows, lanes = host ? 1 : 32;
+    Kokkos::parallel_for(
+        label, Kokkos::TeamPolicy<ExecSpace>(space, (rows + threads - 1) / threads, threads, lanes),
+        *this);
   }
 
   void run(const ExecSpace& space, const char* label) const {
@@ -129,8 +157,7 @@ struct RowQuantizer {
         }
       }
 #endif
-      Kokkos::parallel_for(label, Kokkos::TeamPolicy<ExecSpace>(space, src.extent(0), Kokkos::AUTO),
-                           *this);
+      run_rows_by_lanes(space, label);
     }
   }
 };

@@ -6,9 +6,9 @@
 // are stored 4 to a 32-bit word. The same rounding functions as every other quantizer
 // (Quantize.hpp): the same bits; the absmax is a max and the row sum an integer sum, both exact in
 // any order. Longer rows read their rest again (from cache).
-// It serves calls of a few rows (max_rows), where a row's 256 threads and float4 loads beat a
-// team of Kokkos' choosing on the H100; over thousands of rows the two team reductions per row
-// cost more than they save (110 µs against 88 µs at 4096 x 4096 there; docs/PERFORMANCE.md).
+// It serves calls of a few rows (max_rows), where a row's 256 threads keep enough loads in flight;
+// past that RowQuantizer's rows by vector lanes serve, with no team barrier per row (two team
+// reductions per row cost more than they save over thousands of rows: docs/PERFORMANCE.md).
 #pragma once
 
 #include "engines/TernaryCounter_Float4.hpp"
