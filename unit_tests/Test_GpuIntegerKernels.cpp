@@ -7,6 +7,7 @@
 #include "IntegerReference.hpp"
 #include "engines/TernaryCounter_DecodedBlocks.hpp"
 #include "engines/TernaryCounter_FewSampleInt8Forward.hpp"
+#include "engines/TernaryCounter_Int8Epilogues.hpp"
 #include "engines/TernaryCounter_Quantize.hpp"
 #include "engines/TernaryCounter_TiledColumnQuantizer.hpp"
 #include "engines/TernaryCounter_VectorRowQuantizer.hpp"
@@ -15,6 +16,7 @@
 #include "update/impl/TernaryCounter_RowUpdateKernel.hpp"
 
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <vector>
 
@@ -138,6 +140,45 @@ TEST(GpuIntegerKernels, DecodedBlocksAreTheTernaryWeights) {
     for (std::int64_t o = 0; o < std::int64_t(cols_h.extent(1)); ++o) {
       const int want = o < out ? Reference::Int8::ternary(host, o, 64 + j) : 0;
       ASSERT_EQ(int(cols_h(j, o)), want) << "column " << 64 + j << " o " << o;
+    }
+  }
+}
+
+/// The vendor GEMM's epilogue pass: every element of rows x cols (more rows than a team holds,
+/// widths that leave a short group of 4) finished once, in place, and into a wider output at an
+/// offset (the 16-bit outputs' blocks), nothing past them touched.
+TEST(GpuIntegerKernels, FinishInPlaceStoresEveryElementOnce) {
+  SplitMix64 rng(13);
+  for (const std::int64_t cols : {1, 6, 13, 260}) {
+    const std::int64_t rows = 19, first_col = 3, width = cols + 5;
+    std::vector<std::int32_t> sums_h(rows * cols);
+    for (std::int32_t& v : sums_h) v = std::int32_t(rng.below(2001)) - 1000;
+    std::vector<float> sums_bits(sums_h.size());
+    std::memcpy(sums_bits.data(), sums_h.data(), sums_h.size() * sizeof(float));
+    const DeviceMatrix sums = to_device(sums_bits, rows, cols);
+    const IntMatrix offset("offset", rows, width);
+    Kokkos::deep_copy(offset, -7);
+    Impl::finish_in_place(ExecSpace{}, sums, rows, cols, KeepSums{offset}, "test", first_col);
+    std::vector<float> row_scale_h(rows);  // r + 1
+    for (std::int64_t r = 0; r < rows; ++r) row_scale_h[r] = float(r + 1);
+    const Kokkos::View<float*, MemSpace> row_scale("row_scale", rows);
+    Kokkos::deep_copy(row_scale,
+                      Kokkos::View<const float*, Kokkos::HostSpace>(row_scale_h.data(), rows));
+    const DeviceMatrix in_place = sums;
+    Impl::finish_in_place(ExecSpace{}, sums, rows, cols,
+                          Impl::BackwardInputEpilogue<MemSpace>{in_place, row_scale}, "test");
+    const auto offset_h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, offset);
+    const auto in_place_h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, in_place);
+    for (std::int64_t r = 0; r < rows; ++r) {
+      for (std::int64_t c = 0; c < width; ++c) {
+        const bool inside = c >= first_col && c < first_col + cols;
+        ASSERT_EQ(offset_h(r, c), inside ? sums_h[r * cols + c - first_col] : -7)
+            << "cols " << cols << " row " << r << " column " << c;
+      }
+      for (std::int64_t c = 0; c < cols; ++c) {
+        ASSERT_EQ(bits(in_place_h(r, c)), bits(float(sums_h[r * cols + c]) * float(r + 1)))
+            << "cols " << cols << " row " << r << " column " << c;
+      }
     }
   }
 }
