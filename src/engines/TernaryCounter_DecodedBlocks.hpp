@@ -9,6 +9,7 @@
 
 #include "TernaryCounter_Codes.hpp"
 #include "engines/TernaryCounter_IntegerOperands.hpp"
+#include "engines/TernaryCounter_RowsByLanes.hpp"
 
 #include <Kokkos_Core.hpp>
 
@@ -127,17 +128,11 @@ void finish_in_place(
     const Kokkos::View<float**, Kokkos::LayoutRight, typename ExecSpace::memory_space>& sums,
     std::int64_t rows, std::int64_t cols, const Epilogue& epilogue, const char* label,
     std::int64_t first_col = 0) {
-  using Policy = Kokkos::TeamPolicy<ExecSpace>;
-  constexpr bool host = std::is_same_v<typename ExecSpace::memory_space, Kokkos::HostSpace>;
-  const int threads = host ? 1 : 8, lanes = host ? 1 : 32;
+  using Rows = RowsByLanes<ExecSpace>;
   if (rows == 0 || cols == 0) return;
   Kokkos::parallel_for(
-      label, Policy(space, (rows + threads - 1) / threads, threads, lanes),
-      KOKKOS_LAMBDA(const typename Policy::member_type& team) {
-        const std::int64_t first = std::int64_t(team.league_rank()) * team.team_size();
-        const std::int64_t count = Kokkos::min(std::int64_t(team.team_size()), rows - first);
-        Kokkos::parallel_for(Kokkos::TeamThreadRange(team, count), [&](std::int64_t i) {
-          const std::int64_t r = first + i;
+      label, Rows::policy(space, rows), KOKKOS_LAMBDA(const typename Rows::member_type& team) {
+        Rows::for_each_row(team, rows, [&](std::int64_t r) {
           Kokkos::parallel_for(
               Kokkos::ThreadVectorRange(team, (cols + 3) / 4), [&](std::int64_t g) {
                 const std::int64_t c = 4 * g, n = Kokkos::min(std::int64_t(4), cols - c);

@@ -8,6 +8,7 @@
 #include "engines/TernaryCounter_HostIsa.hpp"
 #include "engines/TernaryCounter_Quantize.hpp"
 #include "engines/TernaryCounter_QuantizedRows.hpp"
+#include "engines/TernaryCounter_RowsByLanes.hpp"
 #include "engines/TernaryCounter_VectorRowQuantizer.hpp"
 
 #include <Kokkos_Core.hpp>
@@ -84,17 +85,11 @@ struct RowQuantizer {
     dst.sums(r) = sum;
   }
 
-  /// GPUs: rows by the threads of a team (team_rows of them), each row's columns by its thread's
-  /// vector lanes (a warp on CUDA), 4 columns a lane: the absmax and the row sum reduce across
-  /// the lanes only (no team barrier), the second pass reads the row again from cache, and the
-  /// int8 results are stored 4 to a 32-bit word.
-  static constexpr int team_rows = 8;
+  /// GPUs: a row by one thread's vector lanes (RowsByLanes: a warp on CUDA), 4 columns a lane:
+  /// the absmax and the row sum reduce across the lanes only (no team barrier), the second pass
+  /// reads the row again from cache, and the int8 results are stored 4 to a 32-bit word.
   KOKKOS_INLINE_FUNCTION void operator()(const member_type& team) const {
-    const std::int64_t first = std::int64_t(team.league_rank()) * team.team_size();
-    const std::int64_t left = std::int64_t(src.extent(0)) - first;
-    const std::int64_t rows = left < team.team_size() ? left : team.team_size();
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, rows), [&](std::int64_t i) {
-      const std::int64_t r = first + i;
+    RowsByLanes<ExecSpace>::for_each_row(team, src.extent(0), [&](std::int64_t r) {
       const std::int64_t depth = src.extent(1), groups = dst.q.extent(1) / 4;
       float amax = 0.0f;
       Kokkos::parallel_reduce(
@@ -129,14 +124,9 @@ struct RowQuantizer {
     });
   }
 
-  /// The GPUs' launch of the kernel above (the tests run it on hosts too: a row a team, a lane a
-  /// thread).
+  /// The GPUs' launch of the kernel above (the tests run it on hosts too).
   void run_rows_by_lanes(const ExecSpace& space, const char* label) const {
-    const std::int64_t rows = src.extent(0);
-    const int threads = host ? 1 : team_rows, lanes = host ? 1 : 32;
-    Kokkos::parallel_for(
-        label, Kokkos::TeamPolicy<ExecSpace>(space, (rows + threads - 1) / threads, threads, lanes),
-        *this);
+    Kokkos::parallel_for(label, RowsByLanes<ExecSpace>::policy(space, src.extent(0)), *this);
   }
 
   void run(const ExecSpace& space, const char* label) const {
