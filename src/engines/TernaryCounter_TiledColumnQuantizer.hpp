@@ -4,7 +4,8 @@
 // samples contiguous and zero-padded: the vendor GEMM's operand layout), with the columns' scales
 // and grad_out's column sums. The same values as the hosts' ColumnQuantizer, by other means:
 // 1. column_absmax: a thread per column (per 4 columns, read as float4s, where the rows allow)
-//    and 64 samples, an atomic max of the absmax bits (a max is exact in any order);
+//    and 16 samples, loaded in one unrolled run (16 loads in flight), an atomic max of the
+//    absmax bits (a max is exact in any order);
 // 2. quantize_columns: a team per 64 samples x 64 columns reads the tile row by row (coalesced),
 //    rounds, transposes through scratch and writes 64 rows of 64 bytes; each column's sum is
 //    added atomically (an integer sum: any order).
@@ -15,6 +16,7 @@
 #include "engines/TernaryCounter_Float4.hpp"
 #include "engines/TernaryCounter_IntegerOperands.hpp"
 #include "engines/TernaryCounter_Quantize.hpp"
+#include "engines/TernaryCounter_Unroll.hpp"
 
 #include <Kokkos_Core.hpp>
 
@@ -28,7 +30,8 @@ struct TiledColumnQuantizer {
   using Mem = typename ExecSpace::memory_space;
   using member_type = typename Kokkos::TeamPolicy<ExecSpace>::member_type;
   static constexpr int tile = 64;
-  static constexpr int pitch = tile + 4;  ///< scratch row pitch in bytes
+  static constexpr int absmax_samples = 16;  ///< samples per thread of column_absmax
+  static constexpr int pitch = tile + 4;     ///< scratch row pitch in bytes
   struct Absmax {};
   struct Absmax4 {};
   struct Quantize {};
@@ -51,25 +54,32 @@ struct TiledColumnQuantizer {
   KOKKOS_INLINE_FUNCTION std::int64_t out() const { return grad_out.extent(1); }
   KOKKOS_INLINE_FUNCTION std::int64_t samples() const { return x.extent(0); }
   KOKKOS_INLINE_FUNCTION static std::int64_t tiles(std::int64_t n) { return (n + tile - 1) / tile; }
+  std::int64_t absmax_chunks() const { return (samples() + absmax_samples - 1) / absmax_samples; }
 
-  /// Column c of [x | grad_out], samples [64 chunk, 64 chunk + 64).
+  /// Column c of [x | grad_out], samples [16 chunk, 16 chunk + 16).
   KOKKOS_INLINE_FUNCTION void operator()(Absmax, std::int64_t idx) const {
-    const std::int64_t cols = in() + out(), c = idx % cols, m0 = idx / cols * tile;
-    const std::int64_t m1 = Kokkos::min(samples(), m0 + tile);
+    const std::int64_t cols = in() + out(), c = idx % cols, m0 = idx / cols * absmax_samples;
     std::uint32_t bits = 0;
-    for (std::int64_t m = m0; m < m1; ++m) {
-      const std::uint32_t b = absmax_term_bits(widen(c < in() ? x(m, c) : grad_out(m, c - in())));
-      bits = b > bits ? b : bits;
+    TERNARYCOUNTER_UNROLL
+    for (int j = 0; j < absmax_samples; ++j) {
+      const std::int64_t m = m0 + j;
+      if (m < samples()) {
+        const std::uint32_t b = absmax_term_bits(widen(c < in() ? x(m, c) : grad_out(m, c - in())));
+        bits = b > bits ? b : bits;
+      }
     }
     if (bits != 0) Kokkos::atomic_max(&amax_bits(c), bits);
   }
 
-  /// Columns 4 q .. 4 q + 3 of [x | grad_out] (both of whole float4 rows), 64 samples.
+  /// Columns 4 q .. 4 q + 3 of [x | grad_out] (both of whole float4 rows), 16 samples.
   KOKKOS_INLINE_FUNCTION void operator()(Absmax4, std::int64_t idx) const {
-    const std::int64_t quads = (in() + out()) / 4, c = idx % quads * 4, m0 = idx / quads * tile;
-    const std::int64_t m1 = Kokkos::min(samples(), m0 + tile);
+    const std::int64_t quads = (in() + out()) / 4, c = idx % quads * 4;
+    const std::int64_t m0 = idx / quads * absmax_samples;
     std::uint32_t bits[4] = {0, 0, 0, 0};
-    for (std::int64_t m = m0; m < m1; ++m) {
+    TERNARYCOUNTER_UNROLL
+    for (int j = 0; j < absmax_samples; ++j) {
+      const std::int64_t m = m0 + j;
+      if (m >= samples()) continue;
       const Float4 v =
           *reinterpret_cast<const Float4*>(c < in() ? &x(m, c) : &grad_out(m, c - in()));
       for (int e = 0; e < 4; ++e) {
@@ -160,12 +170,12 @@ struct TiledColumnQuantizer {
     if (float4_rows(x) && float4_rows(grad_out)) {
       Kokkos::parallel_for("TernaryCounter::update_from_io::column_absmax",
                            Kokkos::RangePolicy<ExecSpace, Absmax4, Kokkos::IndexType<std::int64_t>>(
-                               space, 0, tiles(samples()) * (cols / 4)),
+                               space, 0, absmax_chunks() * (cols / 4)),
                            *this);
     } else {
       Kokkos::parallel_for("TernaryCounter::update_from_io::column_absmax",
                            Kokkos::RangePolicy<ExecSpace, Absmax, Kokkos::IndexType<std::int64_t>>(
-                               space, 0, tiles(samples()) * cols),
+                               space, 0, absmax_chunks() * cols),
                            *this);
     }
   }
