@@ -15,7 +15,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <type_traits>
 
 namespace TernaryCounter::Impl {
 

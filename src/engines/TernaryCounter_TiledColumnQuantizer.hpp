@@ -63,10 +63,9 @@ struct TiledColumnQuantizer {
     TERNARYCOUNTER_UNROLL
     for (int j = 0; j < absmax_samples; ++j) {
       const std::int64_t m = m0 + j;
-      if (m < samples()) {
-        const std::uint32_t b = absmax_term_bits(widen(c < in() ? x(m, c) : grad_out(m, c - in())));
-        bits = b > bits ? b : bits;
-      }
+      if (m >= samples()) continue;
+      const std::uint32_t b = absmax_term_bits(widen(c < in() ? x(m, c) : grad_out(m, c - in())));
+      bits = b > bits ? b : bits;
     }
     if (bits != 0) Kokkos::atomic_max(&amax_bits(c), bits);
   }
